@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Configures and builds one flavour of nexttok.
+#   scripts/build.sh [release|asan|fuzz]   -> build/, build-asan/, build-fuzz/
+set -euo pipefail
+cd "$(dirname "$0")/.."
+flavour=${1:-release}
+jobs=$(nproc)
+case "$flavour" in
+  release) dir=build; args=(-DCMAKE_BUILD_TYPE=Release) ;;
+  asan) dir=build-asan; args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DNEXTTOK_SANITIZE=ON) ;;
+  fuzz) dir=build-fuzz; args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DNEXTTOK_FUZZ=ON
+                             -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++) ;;
+  *) echo "usage: scripts/build.sh [release|asan|fuzz]" >&2; exit 2 ;;
+esac
+cmake -S . -B "$dir" -G Ninja "${args[@]}" >/dev/null
+cmake --build "$dir" -j "$jobs"

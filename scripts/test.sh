@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The test command (README): installs deps, builds, runs the whole suite, then the unit tests
+# under ASan+UBSan, then each libFuzzer target for a bounded time. Exits non-zero on any failure.
+#   scripts/test.sh            everything (what CI runs)
+#   scripts/test.sh --quick    release build + tests only
+set -euo pipefail
+cd "$(dirname "$0")/.."
+quick=0
+[ "${1:-}" = "--quick" ] && quick=1
+bash scripts/deps.sh
+start=$(date +%s)
+echo "== release build ==" >&2
+bash scripts/build.sh release
+echo "== tests (release) ==" >&2
+ctest --test-dir build --output-on-failure -j "$(nproc)" --timeout 900
+[ $quick -eq 1 ] && exit 0
+echo "== tests (ASan + UBSan) ==" >&2
+bash scripts/build.sh asan
+# Whole-model golden runs are covered by the release pass; under ASan they only cost time.
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir build-asan --output-on-failure -j "$(nproc)" --timeout 900 -LE slow
+echo "== fuzzing ==" >&2
+bash scripts/build.sh fuzz
+bash scripts/fuzz.sh "${FUZZ_SECONDS:-60}"
+echo "== all tests passed in $(( $(date +%s) - start )) s ==" >&2

@@ -1,0 +1,92 @@
+#include "cli/common.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+
+namespace nt::cli {
+
+std::vector<std::string> normalize_args(int argc, char** argv) {
+  static const std::map<std::string, std::string> kLong = {
+      {"-ctk", "--cache-type-k"}, {"-ctv", "--cache-type-v"}, {"-hf", "--hf-repo"},
+      {"-hff", "--hf-file"},      {"-ngl", "--n-gpu-layers"}, {"-fa", "--flash-attn"},
+      {"-tb", "--threads-batch"}, {"-ub", "--ubatch-size"},
+  };
+  std::vector<std::string> out;
+  out.reserve(static_cast<size_t>(argc));
+  for (int i = 0; i < argc; ++i) {
+    std::string a = argv[i];
+    auto it = kLong.find(a);
+    out.push_back(i > 0 && it != kLong.end() ? it->second : a);
+  }
+  return out;
+}
+
+int parse_args(CLI::App& app, int argc, char** argv) {
+  std::vector<std::string> args = normalize_args(argc, argv);
+  std::vector<std::string> rev(args.rbegin(), args.rend() - 1);  // CLI11 takes reversed args
+  try {
+    app.parse(rev);
+  } catch (const CLI::CallForHelp&) {
+    std::fputs(app.help().c_str(), stdout);
+    return kExitOk;
+  } catch (const CLI::CallForAllHelp&) {
+    std::fputs(app.help("", CLI::AppFormatMode::All).c_str(), stdout);
+    return kExitOk;
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "nexttok %s: %s\nRun 'nexttok %s --help' for usage.\n", app.get_name().c_str(),
+                 e.what(), app.get_name().c_str());
+    return kExitUsage;
+  }
+  return -1;
+}
+
+static bool file_exists(const std::string& p) {
+  struct stat st {};
+  return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+std::string default_model_path() {
+  if (const char* env = std::getenv("NEXTTOK_MODEL"); env && *env) return env;
+  const char* rel = "models/stories15M-q8_0.gguf";
+  char buf[PATH_MAX];
+  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  if (n > 0) {
+    buf[n] = '\0';
+    std::string exe(buf);
+    std::string dir = exe.substr(0, exe.rfind('/'));
+    // build/nexttok -> <project>/models/...
+    std::string cand = dir + "/../" + rel;
+    if (file_exists(cand)) return cand;
+  }
+#ifdef NEXTTOK_SOURCE_DIR
+  std::string src = std::string(NEXTTOK_SOURCE_DIR) + "/" + rel;
+  if (file_exists(src)) return src;
+#endif
+  return rel;
+}
+
+Result<std::string> resolve_model(const std::string& m) {
+  std::string path = m.empty() ? default_model_path() : m;
+  if (!file_exists(path)) {
+    if (m.empty())
+      return Error{"no model given and the default model " + path +
+                   " does not exist; run scripts/setup.sh or pass -m MODEL.gguf"};
+    return Error{path + ": no such file"};
+  }
+  return path;
+}
+
+int fail(const char* cmd, const std::string& message) {
+  std::fprintf(stderr, "nexttok %s: %s\n", cmd, message.c_str());
+  return kExitBadInput;
+}
+
+bool stdout_is_tty() { return ::isatty(STDOUT_FILENO) == 1; }
+bool stderr_is_tty() { return ::isatty(STDERR_FILENO) == 1; }
+
+}  // namespace nt::cli

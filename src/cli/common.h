@@ -1,0 +1,39 @@
+// cli/common.h — what every subcommand shares: flag parsing with the exit-code convention,
+// llama.cpp-style short flags, the default model, and output helpers.
+// Must not know: any one command's logic.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+
+namespace nt::cli {
+
+constexpr int kExitOk = 0;
+constexpr int kExitBadInput = 1;
+constexpr int kExitUsage = 2;
+
+// Rewrites llama.cpp's multi-letter single-dash flags (-ctk, -ctv, -hf, -ngl...) to their long
+// forms so CLI11 accepts them. Returns the rewritten argument list (argv[0] kept).
+std::vector<std::string> normalize_args(int argc, char** argv);
+
+// Parses args into app. Returns -1 to continue, otherwise the exit code to return now
+// (0 after --help, 2 after a usage error, with the message printed to stderr).
+int parse_args(CLI::App& app, int argc, char** argv);
+
+// The model used when -m is not given: $NEXTTOK_MODEL, else models/stories15M-q8_0.gguf of the
+// project this executable was built from (found from the executable's own path).
+std::string default_model_path();
+// Resolves a -m value (empty -> default model). Later: `-hf org/repo:QUANT` resolution.
+Result<std::string> resolve_model(const std::string& m);
+
+// Prints "nexttok <cmd>: <message>" to stderr and returns kExitBadInput.
+int fail(const char* cmd, const std::string& message);
+
+// True when stdout/stderr is a terminal (colors, progress bars).
+bool stdout_is_tty();
+bool stderr_is_tty();
+
+}  // namespace nt::cli

@@ -1,0 +1,114 @@
+// gguf/gguf.h — reading GGUF files (versions 2 and 3) over mmap.
+// Owns: the metadata key/value table, the tensor directory, data offsets, and the validation of
+// every count, length, offset and dimension against the file size. Must not know: architectures,
+// tokenizers, what the tensors mean.
+//
+// Invariant (enforced in parse): after a successful parse every string_view, array and tensor data
+// pointer lies inside the mapped bytes, so users never bounds-check again.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "core/mapped_file.h"
+#include "core/result.h"
+#include "tensor/dtype.h"
+
+namespace nt {
+
+enum class GgufType : uint32_t {
+  UINT8 = 0, INT8 = 1, UINT16 = 2, INT16 = 3, UINT32 = 4, INT32 = 5, FLOAT32 = 6, BOOL = 7,
+  STRING = 8, ARRAY = 9, UINT64 = 10, INT64 = 11, FLOAT64 = 12,
+};
+const char* gguf_type_name(GgufType t);
+
+struct GgufValue {
+  GgufType type = GgufType::UINT8;
+  // Scalars (whichever matches `type`; integers are also mirrored into i64/u64 when representable).
+  uint64_t u64 = 0;
+  int64_t i64 = 0;
+  double f64 = 0;
+  bool b = false;
+  std::string_view str;
+  // Arrays: element type and count; numbers stay in the file (raw, little-endian), strings are
+  // views; nested arrays are kept as values.
+  GgufType elem_type = GgufType::UINT8;
+  uint64_t n = 0;
+  const uint8_t* raw = nullptr;
+  std::vector<std::string_view> strs;
+  std::vector<GgufValue> items;  // only for arrays of arrays
+
+  bool is_array() const { return type == GgufType::ARRAY; }
+  bool is_integer() const;
+  bool is_number() const { return is_integer() || type == GgufType::FLOAT32 || type == GgufType::FLOAT64; }
+  // Numeric array element i as double / int64 (elem_type must be numeric; i < n).
+  double num_at(uint64_t i) const;
+  int64_t int_at(uint64_t i) const;
+  // Short human-readable rendering (arrays abbreviated).
+  std::string to_string(size_t max_items = 8) const;
+};
+
+struct GgufKV {
+  std::string key;
+  GgufValue value;
+};
+
+struct GgufTensor {
+  std::string name;
+  uint32_t n_dims = 0;
+  uint64_t ne[4] = {1, 1, 1, 1};  // ne[0] is the contiguous (row) dimension
+  DType type = DType::F32;
+  uint64_t offset = 0;  // relative to the data section
+  uint64_t n_bytes = 0;
+  const uint8_t* data = nullptr;  // inside the mapping
+  uint64_t n_elements() const { return ne[0] * ne[1] * ne[2] * ne[3]; }
+};
+
+class GgufFile {
+ public:
+  // Maps and parses `path`. Errors name the file, the byte offset and the problem.
+  static Result<GgufFile> open(const std::string& path);
+  // Parses bytes already in memory (fuzzing, tests); `data` must outlive the result.
+  static Result<GgufFile> parse(const uint8_t* data, size_t size, const std::string& name);
+
+  uint32_t version() const { return version_; }
+  uint64_t alignment() const { return alignment_; }
+  uint64_t data_offset() const { return data_offset_; }
+  uint64_t file_size() const { return size_; }
+  const std::string& path() const { return name_; }
+
+  const std::vector<GgufKV>& kvs() const { return kvs_; }
+  const GgufValue* find(std::string_view key) const;
+  // Typed getters: nullopt when absent or of an incompatible type.
+  std::optional<uint64_t> get_u64(std::string_view key) const;
+  std::optional<int64_t> get_i64(std::string_view key) const;
+  std::optional<double> get_f64(std::string_view key) const;
+  std::optional<bool> get_bool(std::string_view key) const;
+  std::optional<std::string_view> get_str(std::string_view key) const;
+  const GgufValue* get_array(std::string_view key) const;
+
+  const std::vector<GgufTensor>& tensors() const { return tensors_; }
+  const GgufTensor* find_tensor(std::string_view name) const;
+
+ private:
+  std::shared_ptr<MappedFile> map_;
+  const uint8_t* data_ = nullptr;
+  size_t size_ = 0;
+  std::string name_;
+  uint32_t version_ = 0;
+  uint64_t alignment_ = 32;
+  uint64_t data_offset_ = 0;
+  std::vector<GgufKV> kvs_;
+  std::unordered_map<std::string, size_t> kv_index_;
+  std::vector<GgufTensor> tensors_;
+  std::unordered_map<std::string, size_t> tensor_index_;
+
+  friend class GgufParser;
+};
+
+}  // namespace nt

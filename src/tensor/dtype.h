@@ -1,0 +1,43 @@
+// tensor/dtype.h — tensor element types as GGUF numbers them (ggml_type), with block geometry.
+// Owns: type ids, names (as llama.cpp prints them), block size and bytes per block.
+// Must not know: models, files, kernels.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace nt {
+
+enum class DType : uint32_t {
+  F32 = 0, F16 = 1, Q4_0 = 2, Q4_1 = 3, Q5_0 = 6, Q5_1 = 7, Q8_0 = 8, Q8_1 = 9,
+  Q2_K = 10, Q3_K = 11, Q4_K = 12, Q5_K = 13, Q6_K = 14, Q8_K = 15,
+  IQ2_XXS = 16, IQ2_XS = 17, IQ3_XXS = 18, IQ1_S = 19, IQ4_NL = 20, IQ3_S = 21, IQ2_S = 22,
+  IQ4_XS = 23, I8 = 24, I16 = 25, I32 = 26, I64 = 27, F64 = 28, IQ1_M = 29, BF16 = 30,
+  TQ1_0 = 34, TQ2_0 = 35, MXFP4 = 39,
+};
+
+struct DTypeInfo {
+  DType type;
+  const char* name;     // "F32", "Q4_K", ... as llama.cpp prints it
+  uint32_t block_size;  // elements per block (1 for plain types)
+  uint32_t type_size;   // bytes per block
+};
+
+// nullopt for a type id this build does not know (a file may still name it; callers report it).
+std::optional<DTypeInfo> dtype_info(uint32_t id);
+const DTypeInfo& dtype_info(DType t);  // t must be a known type
+std::string_view dtype_name(DType t);
+// Case-insensitive lookup by name ("q8_0", "Q8_0", "bf16").
+std::optional<DType> dtype_from_name(std::string_view name);
+
+// Bytes for a row of n elements; n must be a multiple of the block size.
+inline uint64_t dtype_row_bytes(DType t, uint64_t n) {
+  const DTypeInfo& i = dtype_info(t);
+  return n / i.block_size * i.type_size;
+}
+
+// True for the types this engine can dequantize and compute with.
+bool dtype_supported(DType t);
+
+}  // namespace nt

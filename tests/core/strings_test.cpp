@@ -1,0 +1,35 @@
+#include <gtest/gtest.h>
+
+#include "core/strings.h"
+#include "core/thread_pool.h"
+
+#include <atomic>
+#include <vector>
+
+namespace nt {
+
+TEST(Strings, FormatAndCase) {
+  EXPECT_EQ(format_thousands(15191712), "15,191,712");
+  EXPECT_EQ(format_thousands(12), "12");
+  EXPECT_EQ(format_bytes(512), "512 B");
+  EXPECT_EQ(format_bytes(1536), "1.50 KiB");
+  EXPECT_TRUE(iequals("Q4_K_M", "q4_k_m"));
+  EXPECT_FALSE(iequals("Q4_K", "q4_k_m"));
+  EXPECT_EQ(str_printf("%d-%s", 3, "x"), "3-x");
+}
+
+TEST(ThreadPool, RunsEveryTaskOnce) {
+  for (int nt : {1, 2, 3}) {
+    ThreadPool pool(nt);
+    for (int rep = 0; rep < 200; ++rep) {
+      std::vector<std::atomic<int>> hits(37);
+      pool.run(37, [&](int task, int thread) {
+        EXPECT_LT(thread, nt);
+        hits[static_cast<size_t>(task)].fetch_add(1);
+      });
+      for (auto& h : hits) ASSERT_EQ(h.load(), 1);
+    }
+  }
+}
+
+}  // namespace nt

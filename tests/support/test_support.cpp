@@ -1,0 +1,106 @@
+#include "support/test_support.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace nt::test {
+
+std::string shared_path(const std::string& rel) {
+  std::string base = NT_SHARED_DIR;
+  if (const char* env = std::getenv("NEXTTOK_SHARED_DIR"); env && *env) base = env;
+  return rel.empty() ? base : base + "/" + rel;
+}
+
+bool shared_available() {
+  struct stat st {};
+  return ::stat(shared_path("models").c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+std::string data_path(const std::string& rel) { return std::string(NT_TEST_DATA_DIR) + "/" + rel; }
+std::string nexttok_bin() { return NT_NEXTTOK_BIN; }
+
+std::string temp_dir() {
+  std::string tmpl = "/tmp/nexttok-test-XXXXXX";
+  char* p = ::mkdtemp(tmpl.data());
+  return p ? std::string(p) : std::string("/tmp");
+}
+
+CmdResult run_program(const std::vector<std::string>& argv, const std::string& stdin_data) {
+  CmdResult r;
+  int in_p[2], out_p[2], err_p[2];
+  if (pipe(in_p) || pipe(out_p) || pipe(err_p)) return r;
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(in_p[0], 0);
+    dup2(out_p[1], 1);
+    dup2(err_p[1], 2);
+    close(in_p[0]); close(in_p[1]); close(out_p[0]); close(out_p[1]); close(err_p[0]); close(err_p[1]);
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  close(in_p[0]); close(out_p[1]); close(err_p[1]);
+  size_t written = 0;
+  bool in_open = true;
+  if (stdin_data.empty()) { close(in_p[1]); in_open = false; }
+  else fcntl(in_p[1], F_SETFL, O_NONBLOCK);
+  bool out_open = true, err_open = true;
+  char buf[65536];
+  while (out_open || err_open) {
+    pollfd fds[3];
+    int n = 0;
+    int io = -1, oo = -1, eo = -1;
+    if (in_open) { io = n; fds[n++] = {in_p[1], POLLOUT, 0}; }
+    if (out_open) { oo = n; fds[n++] = {out_p[0], POLLIN, 0}; }
+    if (err_open) { eo = n; fds[n++] = {err_p[0], POLLIN, 0}; }
+    if (poll(fds, static_cast<nfds_t>(n), -1) < 0) break;
+    if (io >= 0 && fds[io].revents) {
+      ssize_t w = write(in_p[1], stdin_data.data() + written, stdin_data.size() - written);
+      if (w > 0) written += static_cast<size_t>(w);
+      if (w < 0 || written == stdin_data.size()) { close(in_p[1]); in_open = false; }
+    }
+    if (oo >= 0 && fds[oo].revents) {
+      ssize_t k = read(out_p[0], buf, sizeof(buf));
+      if (k > 0) r.out.append(buf, static_cast<size_t>(k)); else { close(out_p[0]); out_open = false; }
+    }
+    if (eo >= 0 && fds[eo].revents) {
+      ssize_t k = read(err_p[0], buf, sizeof(buf));
+      if (k > 0) r.err.append(buf, static_cast<size_t>(k)); else { close(err_p[0]); err_open = false; }
+    }
+  }
+  if (in_open) close(in_p[1]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return r;
+}
+
+CmdResult run_nexttok(const std::vector<std::string>& args, const std::string& stdin_data) {
+  std::vector<std::string> argv{nexttok_bin()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run_program(argv, stdin_data);
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+void write_text(const std::string& path, const std::string& data) {
+  std::ofstream f(path, std::ios::binary);
+  f << data;
+}
+
+}  // namespace nt::test
