@@ -81,6 +81,19 @@ Result<std::string> resolve_model(const std::string& m) {
   return path;
 }
 
+void add_model_options(CLI::App& app, ModelArgs& args) {
+  app.add_option("-m,--model", args.model, "model file (GGUF); default: the default model");
+  app.add_option("--hf-repo", args.hf_repo, "-hf org/repo[:QUANT|/FILE.gguf]: model from the Hugging Face Hub");
+}
+
+Result<std::string> resolve_model(const ModelArgs& args) {
+  if (!args.hf_repo.empty()) {
+    if (!args.model.empty()) return Error{"give either -m or -hf, not both"};
+    return Error{"-hf is not available in this build yet"};  // replaced by the hub layer
+  }
+  return resolve_model(args.model);
+}
+
 int fail(const char* cmd, const std::string& message) {
   std::fprintf(stderr, "nexttok %s: %s\n", cmd, message.c_str());
   return kExitBadInput;

@@ -23,6 +23,16 @@ std::vector<std::string> normalize_args(int argc, char** argv);
 // (0 after --help, 2 after a usage error, with the message printed to stderr).
 int parse_args(CLI::App& app, int argc, char** argv);
 
+// The model options every model-taking command shares: -m FILE and -hf org/repo[:QUANT].
+struct ModelArgs {
+  std::string model;    // -m, --model
+  std::string hf_repo;  // -hf, --hf-repo (resolved through the hub layer)
+};
+void add_model_options(CLI::App& app, ModelArgs& args);
+// Resolves ModelArgs to a local GGUF path: -hf pulls (or finds in the HF cache), -m is checked to
+// exist, neither -> the default model.
+Result<std::string> resolve_model(const ModelArgs& args);
+
 // The model used when -m is not given: $NEXTTOK_MODEL, else models/stories15M-q8_0.gguf of the
 // project this executable was built from (found from the executable's own path).
 std::string default_model_path();
