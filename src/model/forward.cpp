@@ -1,0 +1,152 @@
+// model/forward.cpp — the shared decoder forward pass over a multi-sequence batch:
+//   x = embed(tokens)                                   // [n_tokens, n_embd]
+//   per layer: x += Wo · attn(rope(Wq·norm(x)), cache(rope(Wk·norm(x)), Wv·norm(x)))
+//              x += Wdown · (silu(Wgate·norm(x)) * Wup·norm(x))
+//   logits = Wout · norm(x)  for the tokens that asked for them
+// Every per-token value depends only on that token's inputs and cache (the kernels' determinism
+// contract), so results do not change with batch composition, chunk size or thread count.
+#include <algorithm>
+#include <cmath>
+
+#include "core/check.h"
+#include "core/strings.h"
+#include "model/model.h"
+
+namespace nt {
+
+namespace {
+
+void grow(std::vector<float>& v, int64_t n) {
+  if (static_cast<int64_t>(v.size()) < n) v.resize(static_cast<size_t>(n));
+}
+
+// y[t] = rms_norm(x[t]) * w for each row, parallel over rows.
+void norm_rows(const float* x, const float* w, float* y, int64_t n_tokens, int64_t n, float eps, ThreadPool& pool) {
+  pool.run(static_cast<int>(n_tokens), [&](int t, int) { rms_norm(x + t * n, w, y + t * n, n, eps); });
+}
+
+void add_bias(float* y, const float* b, int64_t n_tokens, int64_t n) {
+  if (!b) return;
+  for (int64_t t = 0; t < n_tokens; ++t) add_inplace(y + t * n, b, n);
+}
+
+}  // namespace
+
+Status Model::forward(const Batch& batch, KvStore& kv, ThreadPool& pool, ForwardScratch& s, float* logits) const {
+  const ModelConfig& c = cfg_;
+  const int64_t n_tokens = batch.size();
+  if (n_tokens == 0) return {};
+  NT_CHECK(batch.pos.size() == batch.tokens.size() && batch.seq.size() == batch.tokens.size() &&
+           batch.logits.size() == batch.tokens.size());
+  const int64_t n_embd = c.n_embd, hd = c.head_dim;
+  const int64_t q_dim = int64_t(c.n_head) * hd, kv_dim = int64_t(c.n_head_kv) * hd;
+  const KvLayout& lay = kv.layout();
+  NT_CHECK(lay.n_layer == c.n_layer && lay.n_head_kv == c.n_head_kv && lay.head_dim == c.head_dim);
+
+  for (int64_t t = 0; t < n_tokens; ++t)
+    if (batch.tokens[t] < 0 || batch.tokens[t] >= c.n_vocab)
+      return make_error("token id %d is outside the vocabulary [0, %d)", batch.tokens[t], c.n_vocab);
+
+  grow(s.x, n_tokens * n_embd);
+  grow(s.xn, n_tokens * std::max<int64_t>(n_embd, q_dim));
+  grow(s.q, n_tokens * q_dim);
+  grow(s.k, n_tokens * kv_dim);
+  grow(s.v, n_tokens * kv_dim);
+  grow(s.att, n_tokens * q_dim);
+  grow(s.gate, n_tokens * c.n_ff);
+  grow(s.up, n_tokens * c.n_ff);
+  float* x = s.x.data();      // [n_tokens, n_embd] residual stream
+  float* xn = s.xn.data();    // [n_tokens, n_embd] normed input
+  float* q = s.q.data();      // [n_tokens, n_head * head_dim]
+  float* k = s.k.data();      // [n_tokens, n_head_kv * head_dim]
+  float* v = s.v.data();      // [n_tokens, n_head_kv * head_dim]
+  float* att = s.att.data();  // [n_tokens, n_head * head_dim]
+  float* gate = s.gate.data();  // [n_tokens, n_ff]
+  float* up = s.up.data();      // [n_tokens, n_ff]
+  auto dump = [&](const char* name, int il, const float* d, int64_t n) {
+    if (s.on_tensor) s.on_tensor(name, il, d, n_tokens, n);
+  };
+
+  for (int64_t t = 0; t < n_tokens; ++t)
+    convert_row_to_f32(w_.tok_embd.type, w_.tok_embd.data + size_t(batch.tokens[t]) * w_.tok_embd.row_bytes,
+                       x + t * n_embd, n_embd);
+  dump("inp_embd", -1, x, n_embd);
+
+  // Distinct sequences of this batch and how far each must be attended.
+  std::vector<int32_t> seq_ids;
+  for (int32_t sq : batch.seq)
+    if (std::find(seq_ids.begin(), seq_ids.end(), sq) == seq_ids.end()) seq_ids.push_back(sq);
+  std::vector<std::vector<KvSpan>> seq_spans(seq_ids.size());
+  std::vector<int32_t> seq_max_kv(seq_ids.size(), 0);
+  std::vector<int32_t> tok_seq_idx(static_cast<size_t>(n_tokens));
+  for (int64_t t = 0; t < n_tokens; ++t) {
+    size_t si = static_cast<size_t>(std::find(seq_ids.begin(), seq_ids.end(), batch.seq[t]) - seq_ids.begin());
+    tok_seq_idx[static_cast<size_t>(t)] = static_cast<int32_t>(si);
+    seq_max_kv[si] = std::max(seq_max_kv[si], batch.pos[t] + 1);
+  }
+
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  const int n_group = c.n_head / c.n_head_kv;
+  for (int il = 0; il < c.n_layer; ++il) {
+    const LayerWeights& l = w_.layers[static_cast<size_t>(il)];
+    norm_rows(x, l.attn_norm, xn, n_tokens, n_embd, c.rms_eps, pool);
+    dump("attn_norm", il, xn, n_embd);
+    matmul(l.wq, xn, n_embd, q, q_dim, n_tokens, pool);
+    matmul(l.wk, xn, n_embd, k, kv_dim, n_tokens, pool);
+    matmul(l.wv, xn, n_embd, v, kv_dim, n_tokens, pool);
+    add_bias(q, l.bq, n_tokens, q_dim);
+    add_bias(k, l.bk, n_tokens, kv_dim);
+    add_bias(v, l.bv, n_tokens, kv_dim);
+    pool.run(static_cast<int>(n_tokens), [&](int t, int) {
+      float* qt = q + t * q_dim;
+      float* kt = k + t * kv_dim;
+      if (l.q_norm) {
+        for (int h = 0; h < c.n_head; ++h) rms_norm(qt + h * hd, l.q_norm, qt + h * hd, hd, c.rms_eps);
+        for (int h = 0; h < c.n_head_kv; ++h) rms_norm(kt + h * hd, l.k_norm, kt + h * hd, hd, c.rms_eps);
+      }
+      rope(qt, c.n_head, static_cast<int>(hd), batch.pos[t], c.rope);
+      rope(kt, c.n_head_kv, static_cast<int>(hd), batch.pos[t], c.rope);
+      convert_row_from_f32(lay.k_type, kt, kv.k_row(il, batch.seq[t], batch.pos[t]), kv_dim);
+      convert_row_from_f32(lay.v_type, v + t * kv_dim, kv.v_row(il, batch.seq[t], batch.pos[t]), kv_dim);
+    });
+    dump("Qcur", il, q, q_dim);
+    dump("Kcur", il, k, kv_dim);
+    for (size_t si = 0; si < seq_ids.size(); ++si) kv.spans(il, seq_ids[si], seq_max_kv[si], seq_spans[si]);
+    // One task per (token, KV head): its group of query heads.
+    pool.run(static_cast<int>(n_tokens * c.n_head_kv), [&](int task, int) {
+      const int64_t t = task / c.n_head_kv;
+      const int g = task % c.n_head_kv;
+      const auto& sp = seq_spans[static_cast<size_t>(tok_seq_idx[static_cast<size_t>(t)])];
+      attention(q + t * q_dim, c.n_head, c.n_head_kv, static_cast<int>(hd), g * n_group, (g + 1) * n_group,
+                lay.k_type, lay.k_row_bytes(), lay.v_type, lay.v_row_bytes(), sp.data(),
+                static_cast<int>(sp.size()), batch.pos[t] + 1, scale, att + t * q_dim);
+    });
+    dump("kqv_out", il, att, q_dim);
+    matmul(l.wo, att, q_dim, xn, n_embd, n_tokens, pool);
+    for (int64_t t = 0; t < n_tokens; ++t) add_inplace(x + t * n_embd, xn + t * n_embd, n_embd);
+    dump("ffn_inp", il, x, n_embd);
+
+    norm_rows(x, l.ffn_norm, xn, n_tokens, n_embd, c.rms_eps, pool);
+    matmul(l.w_gate, xn, n_embd, gate, c.n_ff, n_tokens, pool);
+    matmul(l.w_up, xn, n_embd, up, c.n_ff, n_tokens, pool);
+    pool.run(static_cast<int>(n_tokens), [&](int t, int) {
+      silu_mul(gate + int64_t(t) * c.n_ff, up + int64_t(t) * c.n_ff, gate + int64_t(t) * c.n_ff, c.n_ff);
+    });
+    matmul(l.w_down, gate, c.n_ff, xn, n_embd, n_tokens, pool);
+    for (int64_t t = 0; t < n_tokens; ++t) add_inplace(x + t * n_embd, xn + t * n_embd, n_embd);
+    dump("l_out", il, x, n_embd);
+  }
+
+  // Only the rows that want logits go through the output norm and projection.
+  const int64_t n_out = batch.n_outputs();
+  if (n_out == 0) return {};
+  grow(s.out_rows, n_out * n_embd);
+  float* rows = s.out_rows.data();  // [n_out, n_embd]
+  for (int64_t t = 0, o = 0; t < n_tokens; ++t)
+    if (batch.logits[static_cast<size_t>(t)]) rms_norm(x + t * n_embd, w_.output_norm, rows + (o++) * n_embd, n_embd, c.rms_eps);
+  dump("result_norm", -1, rows, n_embd);
+  matmul(w_.output, rows, n_embd, logits, c.n_vocab, n_out, pool);
+  return {};
+}
+
+}  // namespace nt

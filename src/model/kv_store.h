@@ -1,0 +1,44 @@
+// model/kv_store.h — what the forward pass needs from a KV cache: its layout (layers, KV heads,
+// head_dim, storage types — sized from this, never from a model) and row access by (layer, seq, pos).
+// The kv layer implements KvStore (paged block pool, prefix sharing); the model sees only this.
+// Must not know: how blocks are allocated or shared.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include <vector>
+
+#include "kernels/kernels.h"
+#include "tensor/dtype.h"
+
+namespace nt {
+
+struct KvLayout {
+  int n_layer = 0;
+  int n_head_kv = 0;
+  int head_dim = 0;
+  DType k_type = DType::F16;
+  DType v_type = DType::F16;
+  int block_size = 64;  // tokens per cache block (the paging unit)
+
+  int64_t row_elems() const { return int64_t(n_head_kv) * head_dim; }  // one token, one layer
+  size_t k_row_bytes() const { return dtype_row_bytes(k_type, static_cast<uint64_t>(row_elems())); }
+  size_t v_row_bytes() const { return dtype_row_bytes(v_type, static_cast<uint64_t>(row_elems())); }
+  // K and V of one token over all layers.
+  size_t bytes_per_token() const { return size_t(n_layer) * (k_row_bytes() + v_row_bytes()); }
+  size_t bytes_per_block() const { return bytes_per_token() * size_t(block_size); }
+};
+
+class KvStore {
+ public:
+  virtual ~KvStore() = default;
+  virtual const KvLayout& layout() const = 0;
+  // Row pointers for writing position pos of seq (the caller reserved it beforehand).
+  virtual uint8_t* k_row(int layer, int seq, int32_t pos) = 0;
+  virtual uint8_t* v_row(int layer, int seq, int32_t pos) = 0;
+  // Spans covering positions [0, n_kv) of seq for one layer, in position order.
+  virtual void spans(int layer, int seq, int32_t n_kv, std::vector<KvSpan>& out) const = 0;
+};
+
+}  // namespace nt

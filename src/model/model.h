@@ -1,0 +1,73 @@
+// model/model.h — a loaded decoder-only transformer (llama, qwen2, qwen3) and its forward pass over a
+// batch of tokens drawn from any number of sequences. Owns: weight views into the mmapped GGUF (never
+// copied, except small norm/bias vectors stored in other types) and the layer loop.
+// Must not know: tokenizers, sampling, scheduling, how the KV cache allocates blocks.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+#include "core/thread_pool.h"
+#include "gguf/gguf.h"
+#include "kernels/kernels.h"
+#include "model/batch.h"
+#include "model/kv_store.h"
+#include "model/model_config.h"
+
+namespace nt {
+
+struct LayerWeights {
+  const float* attn_norm = nullptr;  // [n_embd]
+  MatView wq, wk, wv, wo;            // wq [n_head*head_dim rows, n_embd cols], wo [n_embd, n_head*head_dim]
+  const float* bq = nullptr;         // [n_head*head_dim] (qwen2)
+  const float* bk = nullptr;         // [n_head_kv*head_dim]
+  const float* bv = nullptr;
+  const float* q_norm = nullptr;     // [head_dim] (qwen3)
+  const float* k_norm = nullptr;
+  const float* ffn_norm = nullptr;   // [n_embd]
+  MatView w_gate, w_up, w_down;      // gate/up [n_ff, n_embd], down [n_embd, n_ff]
+};
+
+struct ModelWeights {
+  MatView tok_embd;                  // [n_vocab rows, n_embd]
+  const float* output_norm = nullptr;
+  MatView output;                    // [n_vocab, n_embd]; tok_embd when tied
+  bool tied_output = false;
+  std::vector<LayerWeights> layers;
+  std::vector<float> rope_freqs;     // Llama 3 frequency factors, empty if none
+  std::vector<std::vector<float>> owned;  // f32 copies of small non-F32 vectors
+};
+
+// Scratch for one forward call, reused across calls (grown as needed). Owned by the engine thread.
+struct ForwardScratch {
+  std::vector<float> x, xn, q, k, v, att, gate, up, out_rows;
+  std::vector<KvSpan> spans;
+  // Debug hook: called with every named intermediate (e.g. "attn_norm", layer, [n_tokens, n] data).
+  std::function<void(const char* name, int layer, const float* data, int64_t n_tokens, int64_t n)> on_tensor;
+};
+
+class Model {
+ public:
+  // Opens the GGUF, validates config and every tensor's presence, type and shape.
+  static Result<std::unique_ptr<Model>> load(const std::string& path);
+
+  const ModelConfig& config() const { return cfg_; }
+  const ModelWeights& weights() const { return w_; }
+  const GgufFile& gguf() const { return gguf_; }
+  uint64_t weight_bytes() const;  // bytes of all tensors in the file
+
+  // Runs the batch: writes each token's K/V at (seq, pos) into the cache (positions must already be
+  // reserved there, and every earlier position of that seq must be cached or in this batch), and
+  // writes logits for tokens with batch.logits[i] set, in batch order: logits [n_out, n_vocab].
+  Status forward(const Batch& batch, KvStore& kv, ThreadPool& pool, ForwardScratch& s, float* logits) const;
+
+ private:
+  GgufFile gguf_;
+  ModelConfig cfg_;
+  ModelWeights w_;
+};
+
+}  // namespace nt

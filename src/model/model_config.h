@@ -1,0 +1,40 @@
+// model/model_config.h — the hyper-parameters the forward pass needs, read from GGUF metadata.
+// Owns: defaults and validation of architecture keys (`<arch>.*`). Must not know: tensors' data.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+#include "gguf/gguf.h"
+#include "kernels/kernels.h"
+
+namespace nt {
+
+enum class Arch { Llama, Qwen2, Qwen3 };
+
+struct ModelConfig {
+  Arch arch = Arch::Llama;
+  std::string arch_name;  // general.architecture
+  std::string name;       // general.name (may be empty)
+  int n_vocab = 0;
+  int n_embd = 0;
+  int n_layer = 0;
+  int n_head = 0;
+  int n_head_kv = 0;
+  int head_dim = 0;  // per head, for Q and K (attention.key_length, else n_embd / n_head)
+  int n_ff = 0;
+  int n_ctx_train = 0;
+  float rms_eps = 1e-5f;
+  RopeParams rope;       // freq_factors filled by the model loader when a rope_freqs tensor exists
+  bool qkv_bias = false; // qwen2
+  bool qk_norm = false;  // qwen3
+};
+
+// Reads and validates the config; errors name the missing or invalid key and the file.
+Result<ModelConfig> read_model_config(const GgufFile& f);
+
+// Architectures this build can run, for error messages.
+const std::vector<std::string>& supported_architectures();
+
+}  // namespace nt

@@ -1,0 +1,84 @@
+// model/model_loader.cpp — Model::load: config, then every tensor checked for presence and shape.
+#include "core/strings.h"
+#include "model/architectures.h"
+#include "model/model.h"
+
+namespace nt {
+
+uint64_t Model::weight_bytes() const {
+  uint64_t n = 0;
+  for (const auto& t : gguf_.tensors()) n += t.n_bytes;
+  return n;
+}
+
+Result<std::unique_ptr<Model>> Model::load(const std::string& path) {
+  auto f = GgufFile::open(path);
+  if (!f) return f.error();
+  auto cfg = read_model_config(*f);
+  if (!cfg) return cfg.error();
+  auto m = std::make_unique<Model>();
+  m->gguf_ = std::move(*f);
+  m->cfg_ = *cfg;
+  ModelConfig& c = m->cfg_;
+  ModelWeights& w = m->w_;
+  WeightLoader wl(m->gguf_, w.owned);
+
+  const GgufTensor* emb = m->gguf_.find_tensor("token_embd.weight");
+  if (!emb) return make_error("%s: missing tensor 'token_embd.weight'", path.c_str());
+  if (c.n_vocab == 0) c.n_vocab = static_cast<int>(emb->ne[1]);
+  auto te = wl.matrix("token_embd.weight", c.n_embd, c.n_vocab);
+  if (!te) return te.error();
+  w.tok_embd = *te;
+  auto on = wl.vector("output_norm.weight", c.n_embd);
+  if (!on) return on.error();
+  w.output_norm = *on;
+  if (wl.has("output.weight")) {
+    auto out = wl.matrix("output.weight", c.n_embd, c.n_vocab);
+    if (!out) return out.error();
+    w.output = *out;
+  } else {
+    w.output = w.tok_embd;
+    w.tied_output = true;
+  }
+  if (wl.has("rope_freqs.weight")) {
+    auto rf = wl.vector("rope_freqs.weight", c.rope.n_rot / 2);
+    if (!rf) return rf.error();
+    w.rope_freqs.assign(*rf, *rf + c.rope.n_rot / 2);
+    c.rope.freq_factors = w.rope_freqs.data();
+  }
+
+  const int64_t q_dim = int64_t(c.n_head) * c.head_dim, kv_dim = int64_t(c.n_head_kv) * c.head_dim;
+  w.layers.resize(static_cast<size_t>(c.n_layer));
+  for (int il = 0; il < c.n_layer; ++il) {
+    LayerWeights& l = w.layers[static_cast<size_t>(il)];
+    auto vec = [&](const char* s, int64_t n, const float*& out) -> Status {
+      auto r = wl.vector(layer_tensor(il, s), n);
+      if (!r) return r.error();
+      out = *r;
+      return {};
+    };
+    auto mat = [&](const char* s, int64_t cols, int64_t rows, MatView& out) -> Status {
+      auto r = wl.matrix(layer_tensor(il, s), cols, rows);
+      if (!r) return r.error();
+      out = *r;
+      return {};
+    };
+    NT_TRY(vec("attn_norm.weight", c.n_embd, l.attn_norm));
+    NT_TRY(mat("attn_q.weight", c.n_embd, q_dim, l.wq));
+    NT_TRY(mat("attn_k.weight", c.n_embd, kv_dim, l.wk));
+    NT_TRY(mat("attn_v.weight", c.n_embd, kv_dim, l.wv));
+    NT_TRY(mat("attn_output.weight", q_dim, c.n_embd, l.wo));
+    NT_TRY(vec("ffn_norm.weight", c.n_embd, l.ffn_norm));
+    NT_TRY(mat("ffn_gate.weight", c.n_embd, c.n_ff, l.w_gate));
+    NT_TRY(mat("ffn_up.weight", c.n_embd, c.n_ff, l.w_up));
+    NT_TRY(mat("ffn_down.weight", c.n_ff, c.n_embd, l.w_down));
+    switch (c.arch) {
+      case Arch::Llama: NT_TRY(llama_load_layer(wl, c, il, l)); break;
+      case Arch::Qwen2: NT_TRY(qwen2_load_layer(wl, c, il, l)); break;
+      case Arch::Qwen3: NT_TRY(qwen3_load_layer(wl, c, il, l)); break;
+    }
+  }
+  return m;
+}
+
+}  // namespace nt

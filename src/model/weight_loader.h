@@ -1,0 +1,33 @@
+// model/weight_loader.h — finds tensors by name in a GGUF and checks type and shape, turning them
+// into MatViews (zero-copy) or f32 vectors. Shared by every architecture file.
+// Must not know: which architecture asks.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+#include "gguf/gguf.h"
+#include "kernels/kernels.h"
+
+namespace nt {
+
+class WeightLoader {
+ public:
+  WeightLoader(const GgufFile& f, std::vector<std::vector<float>>& owned) : f_(f), owned_(owned) {}
+
+  // A matrix with n_cols elements per row and n_rows rows (ne = [n_cols, n_rows]).
+  Result<MatView> matrix(const std::string& name, int64_t n_cols, int64_t n_rows) const;
+  // A 1-D f32 vector of n elements (converted to f32 and owned if stored in another type).
+  Result<const float*> vector(const std::string& name, int64_t n) const;
+  bool has(const std::string& name) const { return f_.find_tensor(name) != nullptr; }
+
+ private:
+  const GgufFile& f_;
+  std::vector<std::vector<float>>& owned_;
+};
+
+// "blk.<il>.<suffix>"
+std::string layer_tensor(int il, const char* suffix);
+
+}  // namespace nt
