@@ -1,13 +1,246 @@
-// cli/cmd_bench.cpp — placeholder until its issue lands; replaced by the real command.
+// cli/cmd_bench.cpp — `nexttok bench`: prompt-processing (pp) and token-generation (tg) speed like
+// llama-bench: each test is its own row (pp: n_gen 0; tg: n_prompt 0), mean ± stddev over -r
+// repetitions after a warm-up, the context sized to the test. Optional read-bandwidth probe to
+// show decode as a share of the memory-bandwidth ceiling.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli/bandwidth.h"
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/model_setup.h"
+#include "core/strings.h"
 
 namespace nt::cli {
 
+namespace {
+
+struct BenchArgs {
+  std::vector<std::string> models;
+  std::string hf_repo;
+  std::string prompts = "512";
+  std::string gens = "128";
+  std::string threads;
+  int reps = 5;
+  int n_batch = 512;
+  std::string output = "md";
+  std::string cache_type_k = "f16", cache_type_v = "f16";
+  bool bandwidth = false;
+};
+
+Result<std::vector<int>> parse_list(const std::string& s, const char* what, int min_value) {
+  std::vector<int> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    char* end = nullptr;
+    long v = std::strtol(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || v < min_value || v > (1 << 24))
+      return Error{str_printf("%s: '%s' is not a valid value in list '%s'", what, item.c_str(), s.c_str())};
+    out.push_back(static_cast<int>(v));
+  }
+  return out;
+}
+
+struct Row {
+  std::string model_path, model_type;
+  uint64_t model_size = 0, n_params = 0;
+  int n_threads = 0, n_prompt = 0, n_gen = 0;
+  std::vector<double> ns;  // per repetition
+  double bw = 0;           // bytes/s probe for this thread count (0: not measured)
+  uint64_t bytes_per_token = 0;
+};
+
+double mean(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return v.empty() ? 0 : s / static_cast<double>(v.size());
+}
+double stddev(const std::vector<double>& v) {
+  if (v.size() < 2) return 0;
+  const double m = mean(v);
+  double s = 0;
+  for (double x : v) s += (x - m) * (x - m);
+  return std::sqrt(s / static_cast<double>(v.size() - 1));
+}
+
+std::string model_type_of(const Model& m) {
+  std::map<std::string, uint64_t> bytes_by_type;
+  uint64_t n_params = 0;
+  for (const auto& t : m.gguf().tensors()) {
+    n_params += t.n_elements();
+    if (t.n_dims >= 2) bytes_by_type[dtype_info(t.type).name] += t.n_elements();
+  }
+  std::string main_type = "?";
+  uint64_t best = 0;
+  for (auto& [k, v] : bytes_by_type)
+    if (v > best) { best = v; main_type = k; }
+  const double p = static_cast<double>(n_params);
+  std::string size = p >= 1e9 ? str_printf("%.1fB", p / 1e9) : str_printf("%.0fM", p / 1e6);
+  return m.config().arch_name + " " + size + " " + main_type;
+}
+
+}  // namespace
+
 int cmd_bench(int argc, char** argv) {
-  CLI::App app{"bench (not yet available)", "bench"};
+  BenchArgs a;
+  CLI::App app{"Benchmark prompt processing (pp) and generation (tg) like llama-bench.\n"
+               "Lists take comma-separated values: -p 128,512 -t 1,2; -m may be repeated.",
+               "bench"};
+  app.add_option("-m,--model", a.models, "model file(s) (default: the default model)");
+  app.add_option("--hf-repo", a.hf_repo, "-hf org/repo[:QUANT]: model from the Hugging Face Hub");
+  app.add_option("-p,--n-prompt", a.prompts, "prompt sizes (default 512; 0 skips pp)");
+  app.add_option("-n,--n-gen", a.gens, "generation lengths (default 128; 0 skips tg)");
+  app.add_option("-t,--threads", a.threads, "thread counts (default: physical cores)");
+  app.add_option("-r,--repetitions", a.reps, "repetitions per test (default 5)")->check(CLI::Range(1, 1000));
+  app.add_option("-b,--batch-size", a.n_batch, "prefill chunk size (default 512)")->check(CLI::PositiveNumber);
+  app.add_option("-o,--output", a.output, "output format: md (default) or json")->check(CLI::IsMember({"md", "json"}));
+  app.add_option("--cache-type-k", a.cache_type_k, "-ctk: KV cache type for K (default f16)");
+  app.add_option("--cache-type-v", a.cache_type_v, "-ctv: KV cache type for V (default f16)");
+  app.add_flag("--bandwidth", a.bandwidth, "probe memory read bandwidth and report tg as % of its ceiling");
   if (int rc = parse_args(app, argc, argv); rc >= 0) return rc;
-  return fail("bench", "not implemented in this build yet");
+
+  auto pp = parse_list(a.prompts, "-p", 0);
+  if (!pp) return fail("bench", pp.error().message);
+  auto tg = parse_list(a.gens, "-n", 0);
+  if (!tg) return fail("bench", tg.error().message);
+  std::vector<int> threads = {ThreadPool::default_threads()};
+  if (!a.threads.empty()) {
+    auto t = parse_list(a.threads, "-t", 1);
+    if (!t) return fail("bench", t.error().message);
+    threads = *t;
+  }
+  std::vector<ModelArgs> model_args;
+  if (!a.hf_repo.empty()) model_args.push_back(ModelArgs{"", a.hf_repo});
+  for (const auto& m : a.models) model_args.push_back(ModelArgs{m, ""});
+  if (model_args.empty()) model_args.push_back(ModelArgs{});
+
+  int max_p = 0, max_n = 0;
+  for (int p : *pp) max_p = std::max(max_p, p);
+  for (int n : *tg) max_n = std::max(max_n, n);
+  std::vector<Row> rows;
+  std::map<int, double> bw_by_threads;
+  const bool md = a.output == "md";
+  if (md) {
+    std::printf("| model | size | params | threads | test | t/s |%s\n", a.bandwidth ? " % of BW |" : "");
+    std::printf("| --- | ---: | ---: | ---: | ---: | ---: |%s\n", a.bandwidth ? " ---: |" : "");
+    std::fflush(stdout);
+  }
+  for (const auto& ma : model_args) {
+    for (int nt : threads) {
+      EngineArgs ea;
+      ea.n_threads = nt;
+      ea.n_ctx = std::max(max_p, max_n) + 1;
+      ea.n_batch = a.n_batch;
+      ea.cache_type_k = a.cache_type_k;
+      ea.cache_type_v = a.cache_type_v;
+      auto lm = load_model(ma, ea, true);
+      if (!lm) return fail("bench", lm.error().message);
+      Engine& eng = *lm->engine;
+      const Model& model = eng.model();
+      Row base;
+      base.model_path = lm->path;
+      base.model_type = model_type_of(model);
+      base.model_size = model.weight_bytes();
+      for (const auto& t : model.gguf().tensors()) base.n_params += t.n_elements();
+      base.n_threads = nt;
+      // Decode reads every weight once per token, except the embedding table (one row) when the
+      // output projection has its own matrix.
+      base.bytes_per_token = base.model_size;
+      if (!model.weights().tied_output)
+        base.bytes_per_token -= model.weights().tok_embd.row_bytes * uint64_t(model.weights().tok_embd.n_rows);
+      if (a.bandwidth && !bw_by_threads.count(nt)) {
+        ThreadPool probe_pool(nt);
+        bw_by_threads[nt] = measure_read_bandwidth(probe_pool);
+      }
+      base.bw = a.bandwidth ? bw_by_threads[nt] : 0;
+      const int32_t n_vocab = eng.config().n_vocab;
+      uint64_t rng = 0x9E3779B97F4A7C15ull;
+      auto next_token = [&] {
+        rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17;
+        return static_cast<int32_t>(rng % static_cast<uint64_t>(n_vocab));
+      };
+      auto run_test = [&](int n_prompt, int n_gen) -> Result<Row> {
+        Row r = base;
+        r.n_prompt = n_prompt;
+        r.n_gen = n_gen;
+        for (int rep = -1; rep < a.reps; ++rep) {  // rep -1: warm-up
+          const int seq = eng.new_sequence();
+          const auto t0 = std::chrono::steady_clock::now();
+          if (n_prompt > 0) {
+            std::vector<int32_t> toks(static_cast<size_t>(n_prompt));
+            for (auto& t : toks) t = next_token();
+            auto lg = eng.append(seq, toks.data(), n_prompt);
+            if (!lg) return lg.error();
+          } else {
+            int32_t t = next_token();
+            const int n = rep < 0 ? std::min(n_gen, 4) : n_gen;
+            for (int i = 0; i < n; ++i) {
+              auto lg = eng.append(seq, &t, 1);
+              if (!lg) return lg.error();
+              t = next_token();
+            }
+          }
+          const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+          eng.free_sequence(seq);
+          if (rep >= 0) r.ns.push_back(ns);
+        }
+        return r;
+      };
+      std::vector<std::pair<int, int>> tests;
+      for (int p : *pp) if (p > 0) tests.push_back({p, 0});
+      for (int n : *tg) if (n > 0) tests.push_back({0, n});
+      for (auto [p, n] : tests) {
+        auto r = run_test(p, n);
+        if (!r) return fail("bench", r.error().message);
+        rows.push_back(*r);
+        const Row& x = rows.back();
+        const int n_tok = p > 0 ? p : n;
+        std::vector<double> ts;
+        for (double ns : x.ns) ts.push_back(n_tok * 1e9 / ns);
+        if (md) {
+          std::string bwcol;
+          if (a.bandwidth) bwcol = n > 0 ? str_printf(" %.1f%% |", 100.0 * mean(ts) * double(x.bytes_per_token) / x.bw) : " |";
+          std::printf("| %s | %s | %s | %d | %s | %.2f ± %.2f |%s\n", x.model_type.c_str(),
+                      format_bytes(x.model_size).c_str(),
+                      x.n_params >= 1000000000 ? str_printf("%.2f B", x.n_params / 1e9).c_str()
+                                               : str_printf("%.2f M", x.n_params / 1e6).c_str(),
+                      nt, (p > 0 ? "pp" + std::to_string(p) : "tg" + std::to_string(n)).c_str(), mean(ts),
+                      stddev(ts), bwcol.c_str());
+          std::fflush(stdout);
+        }
+      }
+    }
+  }
+  if (md) {
+    for (auto& [nt, bw] : bw_by_threads)
+      std::printf("\nmemory read bandwidth (%d threads): %.2f GB/s\n", nt, bw / 1e9);
+    return 0;
+  }
+  nlohmann::json out = nlohmann::json::array();
+  for (const Row& x : rows) {
+    const int n_tok = x.n_prompt > 0 ? x.n_prompt : x.n_gen;
+    std::vector<double> ts;
+    for (double ns : x.ns) ts.push_back(n_tok * 1e9 / ns);
+    nlohmann::json j = {{"model_filename", x.model_path}, {"model_type", x.model_type}, {"model_size", x.model_size},
+                        {"model_n_params", x.n_params}, {"n_batch", a.n_batch}, {"n_threads", x.n_threads},
+                        {"type_k", to_lower(a.cache_type_k)}, {"type_v", to_lower(a.cache_type_v)},
+                        {"n_prompt", x.n_prompt}, {"n_gen", x.n_gen}, {"avg_ns", mean(x.ns)},
+                        {"stddev_ns", stddev(x.ns)}, {"avg_ts", mean(ts)}, {"stddev_ts", stddev(ts)},
+                        {"samples_ns", x.ns}, {"samples_ts", ts}, {"simd", kernels_simd_level()}};
+    if (x.bw > 0) {
+      j["bandwidth_bytes_per_s"] = x.bw;
+      if (x.n_gen > 0) j["bandwidth_pct"] = 100.0 * mean(ts) * double(x.bytes_per_token) / x.bw;
+    }
+    out.push_back(std::move(j));
+  }
+  std::puts(out.dump().c_str());
+  return 0;
 }
 
 }  // namespace nt::cli

@@ -1,0 +1,76 @@
+#include "cli/model_setup.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <numeric>
+
+#include "core/strings.h"
+
+namespace nt::cli {
+
+void add_engine_options(CLI::App& app, EngineArgs& a) {
+  app.add_option("-t,--threads", a.n_threads, "compute threads (default: physical cores)")->check(CLI::NonNegativeNumber);
+  app.add_option("-c,--ctx-size", a.n_ctx, "KV-cache size in tokens (default: training context, capped by memory)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("-b,--batch-size", a.n_batch, "prefill chunk: max tokens per forward pass (default 512)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--cache-type-k", a.cache_type_k, "-ctk: KV cache type for K: f16 (default), bf16, f32, q8_0");
+  app.add_option("--cache-type-v", a.cache_type_v, "-ctv: KV cache type for V: f16 (default), bf16, f32, q8_0");
+}
+
+Result<DType> parse_cache_type(const std::string& name) {
+  auto t = dtype_from_name(name);
+  if (!t || (*t != DType::F16 && *t != DType::F32 && *t != DType::Q8_0 && *t != DType::BF16))
+    return Error{"unsupported KV cache type '" + name + "' (use f16, bf16, f32 or q8_0)"};
+  return *t;
+}
+
+Result<LoadedModel> load_model(const ModelArgs& m, const EngineArgs& e, bool quiet) {
+  auto path = resolve_model(m);
+  if (!path) return path.error();
+  const auto t0 = std::chrono::steady_clock::now();
+  auto model = Model::load(*path);
+  if (!model) return model.error();
+  auto tok = Tokenizer::from_gguf((*model)->gguf());
+  if (!tok) return Error{*path + ": " + tok.error().message};
+  EngineOptions opt;
+  opt.n_threads = e.n_threads;
+  opt.n_ctx = e.n_ctx;
+  opt.n_batch = e.n_batch;
+  auto ck = parse_cache_type(e.cache_type_k);
+  if (!ck) return ck.error();
+  auto cv = parse_cache_type(e.cache_type_v);
+  if (!cv) return cv.error();
+  opt.cache_k = *ck;
+  opt.cache_v = *cv;
+  const uint64_t wbytes = (*model)->weight_bytes();
+  auto eng = Engine::create(std::move(*model), opt);
+  if (!eng) return eng.error();
+  LoadedModel lm{*path, std::move(*eng), std::move(*tok)};
+  if (!quiet) {
+    const ModelConfig& c = lm.engine->config();
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    std::fprintf(stderr,
+                 "model: %s (%s, %d layers, n_embd %d, %d/%d heads, vocab %d) weights %s, loaded in %.0f ms\n"
+                 "context: %lld tokens, KV cache %s/%s %s%s, %d threads, batch %d, simd %s\n",
+                 path->c_str(), c.arch_name.c_str(), c.n_layer, c.n_embd, c.n_head, c.n_head_kv, c.n_vocab,
+                 format_bytes(wbytes).c_str(), ms, static_cast<long long>(lm.engine->n_ctx()),
+                 e.cache_type_k.c_str(), e.cache_type_v.c_str(), format_bytes(lm.engine->kv_bytes()).c_str(),
+                 lm.engine->ctx_capped() ? " (capped to fit memory; set -c to change)" : "",
+                 lm.engine->n_threads(), lm.engine->n_batch(), kernels_simd_level());
+  }
+  return lm;
+}
+
+std::vector<int32_t> top_k_indices(const float* logits, int32_t n_vocab, int32_t k) {
+  k = std::min(k, n_vocab);
+  std::vector<int32_t> idx(static_cast<size_t>(n_vocab));
+  std::iota(idx.begin(), idx.end(), 0);
+  auto better = [&](int32_t a, int32_t b) { return logits[a] > logits[b] || (logits[a] == logits[b] && a < b); };
+  std::partial_sort(idx.begin(), idx.begin() + k, idx.end(), better);
+  idx.resize(static_cast<size_t>(k));
+  return idx;
+}
+
+}  // namespace nt::cli

@@ -1,0 +1,36 @@
+// cli/model_setup.h — shared by the commands that run a model (run, chat, check, bench): the
+// engine flags (-t, -c, -b, -ctk, -ctv), loading model + tokenizer + engine, and KV type parsing.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "cli/common.h"
+#include "engine/engine.h"
+#include "tokenizer/tokenizer.h"
+
+namespace nt::cli {
+
+struct EngineArgs {
+  int n_threads = 0;
+  int64_t n_ctx = 0;
+  int n_batch = 512;
+  std::string cache_type_k = "f16";
+  std::string cache_type_v = "f16";
+};
+void add_engine_options(CLI::App& app, EngineArgs& a);
+// Parses a KV-cache type name (f16, bf16, f32, q8_0; case-insensitive).
+Result<DType> parse_cache_type(const std::string& name);
+
+struct LoadedModel {
+  std::string path;
+  std::unique_ptr<Engine> engine;
+  std::unique_ptr<Tokenizer> tokenizer;
+};
+// Loads model, tokenizer and engine; logs a one-line summary to stderr unless quiet.
+Result<LoadedModel> load_model(const ModelArgs& m, const EngineArgs& e, bool quiet);
+
+// Indices of the k largest logits, highest first (ties: lower id first).
+std::vector<int32_t> top_k_indices(const float* logits, int32_t n_vocab, int32_t k);
+
+}  // namespace nt::cli
