@@ -1,0 +1,187 @@
+// sampling/sampler.cpp — the chain (see sampler.h for the order and the reproducibility contract).
+#include "sampling/sampler.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+
+#include "core/check.h"
+#include "core/strings.h"
+
+namespace nt {
+
+namespace {
+
+bool in_unit(float x) { return std::isfinite(x) && x >= 0.0f && x <= 1.0f; }
+
+}  // namespace
+
+Status validate(const SamplerParams& p, int32_t n_vocab) {
+  if (std::isnan(p.temp) || std::isinf(p.temp))
+    return make_error("--temp must be a finite number (0 or less means greedy), got %g", p.temp);
+  if (!in_unit(p.top_p)) return make_error("--top-p must be between 0 and 1, got %g", p.top_p);
+  if (!in_unit(p.min_p)) return make_error("--min-p must be between 0 and 1, got %g", p.min_p);
+  if (!in_unit(p.typical_p))
+    return make_error("--typical must be between 0 and 1, got %g", p.typical_p);
+  if (!std::isfinite(p.repeat_penalty) || p.repeat_penalty <= 0.0f)
+    return make_error("--repeat-penalty must be a positive number (1 = off), got %g",
+                      p.repeat_penalty);
+  if (!std::isfinite(p.presence_penalty))
+    return make_error("--presence-penalty must be a finite number, got %g", p.presence_penalty);
+  if (!std::isfinite(p.frequency_penalty))
+    return make_error("--frequency-penalty must be a finite number, got %g", p.frequency_penalty);
+  if (p.repeat_last_n < -1)
+    return make_error("--repeat-last-n must be -1 (context size), 0 (off) or positive, got %d",
+                      p.repeat_last_n);
+  for (const LogitBias& b : p.logit_bias) {
+    if (b.token < 0 || b.token >= n_vocab)
+      return make_error("--logit-bias token %d is outside the vocabulary (0..%d)", b.token,
+                        n_vocab - 1);
+    if (std::isnan(b.bias)) return make_error("--logit-bias for token %d is not a number", b.token);
+  }
+  return {};
+}
+
+Result<LogitBias> parse_logit_bias(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
+  if (i == 0 || i > 9 || i + 1 >= s.size() || (s[i] != '+' && s[i] != '-'))
+    return make_error("--logit-bias '%.*s': expected TOKEN_ID+BIAS or TOKEN_ID-BIAS "
+                      "(e.g. 15043+1.5 or 2-inf)",
+                      static_cast<int>(s.size()), s.data());
+  const int32_t token = static_cast<int32_t>(std::strtol(std::string(s.substr(0, i)).c_str(),
+                                                         nullptr, 10));
+  const std::string rest(s.substr(i + 1));
+  if (rest[0] == '+' || rest[0] == '-' || rest[0] == ' ')
+    return make_error("--logit-bias '%.*s': one sign only, between the token id and the bias",
+                      static_cast<int>(s.size()), s.data());
+  errno = 0;
+  char* end = nullptr;
+  const float v = std::strtof(rest.c_str(), &end);
+  if (end != rest.c_str() + rest.size() || std::isnan(v) || errno == ERANGE)
+    return make_error("--logit-bias '%.*s': '%s' is not a number (use e.g. 1.5 or inf)",
+                      static_cast<int>(s.size()), s.data(), rest.c_str());
+  return LogitBias{token, s[i] == '-' ? -v : v};
+}
+
+std::string describe(const SamplerParams& p) {
+  std::string out;
+  auto add = [&](const std::string& stage) {
+    if (!out.empty()) out += " -> ";
+    out += stage;
+  };
+  if (!p.logit_bias.empty()) add(str_printf("logit-bias x%zu", p.logit_bias.size()));
+  if (p.repeat_last_n != 0 && (p.repeat_penalty != 1.0f || p.frequency_penalty != 0.0f ||
+                               p.presence_penalty != 0.0f))
+    add(str_printf("penalties(last %d: repeat %.2f freq %.2f presence %.2f)", p.repeat_last_n,
+                   p.repeat_penalty, p.frequency_penalty, p.presence_penalty));
+  if (p.top_k > 0) add(str_printf("top-k %d", p.top_k));
+  if (p.typical_p < 1.0f) add(str_printf("typical %.2f", p.typical_p));
+  if (p.top_p < 1.0f) add(str_printf("top-p %.2f", p.top_p));
+  if (p.min_p > 0.0f) add(str_printf("min-p %.2f", p.min_p));
+  add(p.temp <= 0.0f ? std::string("greedy") : str_printf("temp %.2f", p.temp));
+  return out;
+}
+
+Sampler::Sampler(const SamplerParams& params, int32_t n_vocab, int32_t n_ctx)
+    : params_(params), n_vocab_(n_vocab) {
+  NT_CHECK(n_vocab > 0);
+  NT_CHECK(validate(params, n_vocab).ok());
+  window_ = params.repeat_last_n < 0 ? static_cast<size_t>(std::max(n_ctx, 0))
+                                     : static_cast<size_t>(params.repeat_last_n);
+  seed_ = params.seed == kRandomSeed ? random_seed() : params.seed;
+  rng_.reseed(seed_);
+  history_.reserve(std::min<size_t>(window_, 4096));
+}
+
+void Sampler::reset() {
+  history_.clear();
+  history_pos_ = 0;
+  rng_.reseed(seed_);
+}
+
+void Sampler::accept(int32_t token) {
+  if (window_ == 0) return;
+  if (history_.size() < window_) {
+    history_.push_back(token);
+  } else {
+    history_[history_pos_] = token;
+    history_pos_ = (history_pos_ + 1) % window_;
+  }
+}
+
+void Sampler::accept(std::span<const int32_t> tokens) {
+  // Only the last window_ tokens can matter.
+  const size_t skip = tokens.size() > window_ ? tokens.size() - window_ : 0;
+  for (size_t i = skip; i < tokens.size(); ++i) accept(tokens[i]);
+}
+
+int32_t Sampler::sample(std::span<const float> logits, StepInfo* info, size_t n_top) {
+  NT_CHECK(logits.size() == static_cast<size_t>(n_vocab_));
+  const SamplerParams& p = params_;
+  const bool greedy = p.temp <= 0.0f;
+  const bool penalties = window_ > 0 && !history_.empty() &&
+                         (p.repeat_penalty != 1.0f || p.frequency_penalty != 0.0f ||
+                          p.presence_penalty != 0.0f);
+  const bool raw = p.logit_bias.empty() && !penalties;  // stages 1-2 change nothing
+  if (greedy && p.typical_p >= 1.0f && info == nullptr && raw) {
+    // top-k, top-p and min-p always keep the highest candidate: greedy is the raw argmax.
+    size_t best = 0;
+    float best_l = -std::numeric_limits<float>::infinity();  // NaN logits never win
+    for (size_t i = 0; i < logits.size(); ++i) {
+      if (logits[i] > best_l) {  // strict: ties keep the lowest id
+        best_l = logits[i];
+        best = i;
+      }
+    }
+    return static_cast<int32_t>(best);
+  }
+  if (raw && p.top_k > 0) {
+    cand_.assign_top_k(logits, static_cast<size_t>(p.top_k));  // == assign + apply_top_k
+  } else {
+    cand_.assign(logits);
+    apply_logit_bias(cand_, p.logit_bias);
+    apply_penalties(cand_, history_, p.repeat_penalty, p.frequency_penalty, p.presence_penalty);
+    if (greedy && p.typical_p >= 1.0f && info == nullptr)
+      return cand_.items[argmax_index(cand_)].id;
+    apply_top_k(cand_, p.top_k);
+  }
+  apply_typical(cand_, p.typical_p);
+  apply_top_p(cand_, p.top_p);
+  apply_min_p(cand_, p.min_p);
+
+  size_t chosen;
+  if (greedy) {
+    chosen = argmax_index(cand_);
+    if (info) softmax(cand_, probs_);
+  } else {
+    apply_temperature(cand_, p.temp);
+    softmax(cand_, probs_);
+    // The list is in a uniquely determined order here (id order or fully sorted), so the
+    // cumulative sum, and so the draw, is the same everywhere.
+    NT_CHECK(cand_.id_order || cand_.fully_sorted());
+    chosen = draw_index(probs_, rng_);
+  }
+  const int32_t token = cand_.items[chosen].id;
+  if (info) {
+    info->token = token;
+    info->prob = probs_[chosen];
+    info->entropy = entropy_bits(probs_);
+    info->n_candidates = cand_.size();
+    info->top.clear();
+    std::vector<size_t> order(cand_.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    const size_t n = std::min(n_top, order.size());
+    std::partial_sort(order.begin(), order.begin() + static_cast<ptrdiff_t>(n), order.end(),
+                      [&](size_t a, size_t b) {
+                        return probs_[a] > probs_[b] ||
+                               (probs_[a] == probs_[b] && cand_.items[a].id < cand_.items[b].id);
+                      });
+    for (size_t i = 0; i < n; ++i) info->top.push_back({cand_.items[order[i]].id, probs_[order[i]]});
+  }
+  return token;
+}
+
+}  // namespace nt
