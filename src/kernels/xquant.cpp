@@ -1,0 +1,61 @@
+#include "kernels/xquant.h"
+
+#include <cmath>
+#include <cstring>
+
+namespace nt::detail {
+
+namespace {
+
+void quantize_one(const float* x, int64_t n, int offset, const XQuant& xq, int64_t t) {
+  auto* qs = const_cast<int8_t*>(xq.qs(t));
+  auto* ls = const_cast<int32_t*>(xq.ls(t));
+  auto* dx = const_cast<float*>(xq.dx(t));
+  auto* g32 = const_cast<float*>(xq.g32(t));
+  auto* g16 = const_cast<float*>(xq.g16(t));
+  const int64_t nb = xq.npad / 32;
+  for (int64_t b = 0; b < nb; ++b) {
+    int8_t* q = qs + b * 32;
+    if (b * 32 >= n) {
+      std::memset(q, 0, 32);
+      dx[b] = 0;
+    } else {
+      const float* s = x + b * 32;
+      float amax = 0;
+      for (int j = 0; j < 32; ++j) amax = std::fmax(amax, std::fabs(s[j]));
+      const float d = amax / 127.0f;
+      const float id = d != 0.0f ? 1.0f / d : 0.0f;
+      for (int j = 0; j < 32; ++j) q[j] = static_cast<int8_t>(std::nearbyint(s[j] * id));
+      dx[b] = d;
+    }
+    int s16[2] = {0, 0};
+    for (int j = 0; j < 32; ++j) s16[j / 16] += q[j];
+    for (int j = 0; j < 8; ++j) ls[b * 8 + j] = -offset * (q[4 * j] + q[4 * j + 1] + q[4 * j + 2] + q[4 * j + 3]);
+    g32[b] = dx[b] * static_cast<float>(s16[0] + s16[1]);
+    g16[2 * b] = dx[b] * static_cast<float>(s16[0]);
+    g16[2 * b + 1] = dx[b] * static_cast<float>(s16[1]);
+  }
+}
+
+}  // namespace
+
+void quantize_x(const float* x, int64_t ldx, int64_t n, int64_t n_tokens, int offset, XQuant& xq,
+                ThreadPool& pool) {
+  xq.n = n;
+  xq.npad = (n + 255) / 256 * 256;
+  xq.stride = 2 * xq.npad + xq.npad / 2;  // qs, ls (int32 per 4), then dx, g32, g16 floats
+  xq.offset = offset;
+  const size_t need = static_cast<size_t>(xq.stride * n_tokens) + 64;
+  if (xq.buf.size() < need) xq.buf.resize(need);
+  if (n_tokens == 1) {
+    quantize_one(x, n, offset, xq, 0);
+    return;
+  }
+  const int n_tasks = static_cast<int>(n_tokens < 4 * pool.n_threads() ? n_tokens : 4 * pool.n_threads());
+  pool.run(n_tasks, [&](int task, int) {
+    const int64_t t0 = n_tokens * task / n_tasks, t1 = n_tokens * (task + 1) / n_tasks;
+    for (int64_t t = t0; t < t1; ++t) quantize_one(x + t * ldx, n, offset, xq, t);
+  });
+}
+
+}  // namespace nt::detail

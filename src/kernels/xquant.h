@@ -1,0 +1,36 @@
+// kernels/xquant.h — activation rows quantized once per matmul call for the integer dot products
+// of the quantized weight types. Layout per token (n padded to npad, a multiple of 256):
+//   qs  int8  [npad]      round(x / dx) per 32-element block, natural element order
+//   ls  int32 [npad / 4]  -offset * (sum of 4 consecutive qs): the start value of an integer dot
+//                         against weights stored unsigned as (q + offset)
+//   dx  f32   [npad / 32] block scale (amax / 127)
+//   g32 f32   [npad / 32] dx * sum of the block's qs   (for weight types with a min/offset term)
+//   g16 f32   [npad / 16] dx * sum of 16 qs            (Q2_K mins are per 16 elements)
+// Must not know: weight formats beyond their offset.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/thread_pool.h"
+
+namespace nt::detail {
+
+struct XQuant {
+  int64_t n = 0, npad = 0, stride = 0;  // stride: bytes per token
+  int offset = 0;
+  std::vector<uint8_t> buf;
+
+  const int8_t* qs(int64_t t) const { return reinterpret_cast<const int8_t*>(buf.data() + t * stride); }
+  const int32_t* ls(int64_t t) const { return reinterpret_cast<const int32_t*>(buf.data() + t * stride + npad); }
+  const float* dx(int64_t t) const { return reinterpret_cast<const float*>(buf.data() + t * stride + 2 * npad); }
+  const float* g32(int64_t t) const { return dx(t) + npad / 32; }
+  const float* g16(int64_t t) const { return dx(t) + npad / 16; }
+};
+
+// Quantizes n_tokens rows of x (row stride ldx) into xq (reusing its buffer); parallel over tokens
+// when there are several. Each row's result depends only on that row.
+void quantize_x(const float* x, int64_t ldx, int64_t n, int64_t n_tokens, int offset, XQuant& xq,
+                ThreadPool& pool);
+
+}  // namespace nt::detail

@@ -1,0 +1,128 @@
+// tests/kernels/kernel_test_util.h — random weights of every type (valid bit patterns with sane
+// scale fields), SIMD-level iteration, and the per-type error budgets of the fast matmul.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "kernels/cpu_features.h"
+#include "kernels/kernels.h"
+#include "tensor/dequant.h"
+#include "tensor/dtype.h"
+#include "tensor/fp16.h"
+
+namespace nt::test {
+
+inline const std::vector<DType>& all_weight_types() {
+  static const std::vector<DType> t = {DType::F32,  DType::F16,  DType::BF16, DType::Q4_0, DType::Q4_1,
+                                       DType::Q5_0, DType::Q5_1, DType::Q8_0, DType::Q2_K, DType::Q3_K,
+                                       DType::Q4_K, DType::Q5_K, DType::Q6_K};
+  return t;
+}
+
+inline std::vector<SimdLevel> supported_levels() {
+  std::vector<SimdLevel> v = {SimdLevel::Scalar};
+  if (cpu_max_simd_level() >= SimdLevel::Avx2) v.push_back(SimdLevel::Avx2);
+  if (cpu_max_simd_level() >= SimdLevel::Avx512) v.push_back(SimdLevel::Avx512);
+  return v;
+}
+
+// Restores the dispatcher's level when a test ends.
+struct LevelGuard {
+  SimdLevel saved = simd_level();
+  ~LevelGuard() { set_simd_level(saved); }
+};
+
+inline void put_f16(uint8_t* p, float v) {
+  const uint16_t h = fp32_to_fp16(v);
+  std::memcpy(p, &h, 2);
+}
+
+// A weight matrix of n_rows x n_cols: random quant bits, scale fields set to small values.
+struct RandomWeights {
+  std::vector<uint8_t> bytes;
+  MatView view;
+  RandomWeights(DType type, int64_t n_rows, int64_t n_cols, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    const size_t row_bytes = dtype_row_bytes(type, n_cols);
+    bytes.resize(row_bytes * n_rows);
+    const float s = 1.0f / std::sqrt(static_cast<float>(n_cols));
+    if (type == DType::F32 || type == DType::F16 || type == DType::BF16) {
+      for (int64_t i = 0; i < n_rows * n_cols; ++i) {
+        const float v = u(rng) * s * 4;
+        if (type == DType::F32) std::memcpy(bytes.data() + 4 * i, &v, 4);
+        else {
+          const uint16_t h = type == DType::F16 ? fp32_to_fp16(v) : fp32_to_bf16(v);
+          std::memcpy(bytes.data() + 2 * i, &h, 2);
+        }
+      }
+    } else {
+      for (auto& b : bytes) b = static_cast<uint8_t>(rng());
+      const DTypeInfo& info = dtype_info(type);
+      const size_t n_blocks = bytes.size() / info.type_size;
+      for (size_t b = 0; b < n_blocks; ++b) {
+        uint8_t* p = bytes.data() + b * info.type_size;
+        const float d = (0.5f + 0.5f * std::fabs(u(rng))) * s;
+        switch (type) {
+          case DType::Q4_0: case DType::Q5_0: put_f16(p, d / 8); break;
+          case DType::Q8_0: put_f16(p, d / 64); break;
+          case DType::Q4_1: case DType::Q5_1: put_f16(p, d / 8); put_f16(p + 2, -d * u(rng)); break;
+          case DType::Q2_K: put_f16(p + 80, d / 16); put_f16(p + 82, d / 32); break;
+          case DType::Q3_K: put_f16(p + 108, d / 64); break;
+          case DType::Q4_K: case DType::Q5_K: put_f16(p, d / 64); put_f16(p + 2, d / 128); break;
+          case DType::Q6_K: put_f16(p + 208, d / 1024); break;
+          default: break;
+        }
+      }
+    }
+    view = MatView{type, n_cols, n_rows, bytes.data(), row_bytes};
+  }
+};
+
+inline std::vector<float> random_activations(int64_t n, uint32_t seed, float scale = 1.0f) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> g(0.0f, scale);
+  std::vector<float> x(static_cast<size_t>(n));
+  for (auto& v : x) v = g(rng);
+  // A few outliers, as real activations have: they stress the per-block activation scales.
+  for (int64_t i = 0; i < n; i += 97) x[static_cast<size_t>(i)] *= 8.0f;
+  return x;
+}
+
+// ERROR BUDGETS of the fast matmul against matmul_ref (double accumulation of dequantized rows).
+// Float sums: a sum of n products in float has at most about n * 2^-24 relative error of
+// sum |w*x| (a loose worst case; real errors are far smaller but the bound cannot be wrong).
+constexpr double kFloatSumRelPerTerm = 6.0e-8;
+// Quantized weights multiply against activations quantized to int8 per 32-element block with scale
+// amax/127: each activation is off by at most half a step, amax/254, so |error| <= sum over blocks
+// of (amax_b / 254) * sum |w_i| in the block. The budget takes that bound with a 1% margin, plus
+// the float-sum term above for the per-block scale arithmetic.
+constexpr double kActQuantHalfStep = 1.0 / 254.0;
+constexpr double kActQuantMargin = 1.01;
+
+// The allowed |fast - ref| for one output (row w_row, token x) of a weight type.
+inline double matmul_budget(DType type, const float* w_row, const float* x, int64_t n) {
+  double sum_abs = 0;
+  for (int64_t i = 0; i < n; ++i) sum_abs += std::fabs(static_cast<double>(w_row[i]) * x[i]);
+  double budget = kFloatSumRelPerTerm * static_cast<double>(n) * sum_abs + 1e-30;
+  const bool quantized = !(type == DType::F32 || type == DType::F16 || type == DType::BF16);
+  if (quantized) {
+    double q = 0;
+    for (int64_t b = 0; b < n; b += 32) {
+      double amax = 0, wsum = 0;
+      for (int64_t i = b; i < b + 32 && i < n; ++i) {
+        amax = std::fmax(amax, std::fabs(x[i]));
+        wsum += std::fabs(w_row[i]);
+      }
+      q += amax * kActQuantHalfStep * wsum;
+    }
+    budget += kActQuantMargin * q;
+  }
+  return budget;
+}
+
+}  // namespace nt::test

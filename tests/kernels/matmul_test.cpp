@@ -1,0 +1,118 @@
+// Fast matmul at every compiled SIMD level this CPU supports against matmul_ref, on odd shapes,
+// within the named budgets of kernel_test_util.h; and the determinism contract: each output is
+// bit-identical whatever n_tokens and thread count.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "kernel_test_util.h"
+
+namespace nt::test {
+namespace {
+
+int64_t cols_for(DType t) { return dtype_info(t).block_size == 256 ? 512 : 288; }  // 288: 9 blocks (odd)
+
+class MatmulTypes : public ::testing::TestWithParam<DType> {};
+
+TEST_P(MatmulTypes, FastMatchesReferenceWithinBudget) {
+  const DType type = GetParam();
+  LevelGuard guard;
+  const int64_t n_rows = 37, n_cols = cols_for(type), n_tokens = 7;
+  RandomWeights w(type, n_rows, n_cols, 1234 + static_cast<uint32_t>(type));
+  const auto x = random_activations(n_tokens * n_cols, 99);
+  std::vector<float> y_ref(n_tokens * n_rows);
+  matmul_ref(w.view, x.data(), n_cols, y_ref.data(), n_rows, n_tokens);
+  std::vector<float> wrow(n_cols);
+  ThreadPool pool(2);
+  for (SimdLevel level : supported_levels()) {
+    set_simd_level(level);
+    std::vector<float> y(n_tokens * n_rows, -1.0f);
+    matmul(w.view, x.data(), n_cols, y.data(), n_rows, n_tokens, pool);
+    int bad = 0;
+    for (int64_t r = 0; r < n_rows; ++r) {
+      dequantize_row(type, w.view.data + r * w.view.row_bytes, wrow.data(), n_cols);
+      for (int64_t t = 0; t < n_tokens; ++t) {
+        const double budget = matmul_budget(type, wrow.data(), x.data() + t * n_cols, n_cols);
+        const double err = std::fabs(static_cast<double>(y[t * n_rows + r]) - y_ref[t * n_rows + r]);
+        if (!(err <= budget) && bad++ < 5)
+          ADD_FAILURE() << dtype_name(type) << " at " << simd_level_name(level) << ": row " << r << " token "
+                        << t << " fast " << y[t * n_rows + r] << " ref " << y_ref[t * n_rows + r] << " err " << err
+                        << " budget " << budget;
+      }
+    }
+  }
+}
+
+TEST_P(MatmulTypes, BitIdenticalAcrossTokenCountsAndThreads) {
+  const DType type = GetParam();
+  LevelGuard guard;
+  const int64_t n_rows = 41, n_cols = cols_for(type), n_max = 64;
+  RandomWeights w(type, n_rows, n_cols, 777 + static_cast<uint32_t>(type));
+  const auto x = random_activations(n_max * n_cols, 5);
+  ThreadPool pool1(1), pool2(2), pool3(3);
+  ThreadPool* pools[3] = {&pool1, &pool2, &pool3};
+  for (SimdLevel level : supported_levels()) {
+    set_simd_level(level);
+    std::vector<float> base(n_max * n_rows);
+    matmul(w.view, x.data(), n_cols, base.data(), n_rows, n_max, pool3);
+    for (int64_t n_tokens : {1, 3, 17, 64}) {
+      for (ThreadPool* pool : pools) {
+        // Start at a token offset so a row is computed in a different tile position than in base.
+        const int64_t t0 = n_tokens == n_max ? 0 : 5;
+        std::vector<float> y(n_tokens * n_rows);
+        matmul(w.view, x.data() + t0 * n_cols, n_cols, y.data(), n_rows, n_tokens, *pool);
+        EXPECT_EQ(0, std::memcmp(y.data(), base.data() + t0 * n_rows, y.size() * sizeof(float)))
+            << dtype_name(type) << " at " << simd_level_name(level) << " n_tokens " << n_tokens << " threads "
+            << pool->n_threads();
+      }
+    }
+  }
+}
+
+TEST_P(MatmulTypes, StridedInputAndOutput) {
+  const DType type = GetParam();
+  LevelGuard guard;
+  const int64_t n_rows = 9, n_cols = cols_for(type), n_tokens = 3, ldx = n_cols + 5, ldy = n_rows + 3;
+  RandomWeights w(type, n_rows, n_cols, 4242);
+  const auto x = random_activations(n_tokens * ldx, 11);
+  ThreadPool pool(2);
+  std::vector<float> dense_x(n_tokens * n_cols), dense_y(n_tokens * n_rows);
+  for (int64_t t = 0; t < n_tokens; ++t) std::memcpy(&dense_x[t * n_cols], &x[t * ldx], n_cols * sizeof(float));
+  for (SimdLevel level : supported_levels()) {
+    set_simd_level(level);
+    std::vector<float> y(n_tokens * ldy, 123.0f);
+    matmul(w.view, x.data(), ldx, y.data(), ldy, n_tokens, pool);
+    matmul(w.view, dense_x.data(), n_cols, dense_y.data(), n_rows, n_tokens, pool);
+    for (int64_t t = 0; t < n_tokens; ++t) {
+      for (int64_t r = 0; r < n_rows; ++r) EXPECT_EQ(y[t * ldy + r], dense_y[t * n_rows + r]);
+      for (int64_t r = n_rows; r < ldy; ++r) EXPECT_EQ(y[t * ldy + r], 123.0f) << "wrote past the row";
+    }
+  }
+}
+
+std::string type_name(const ::testing::TestParamInfo<DType>& info) { return std::string(dtype_name(info.param)); }
+
+INSTANTIATE_TEST_SUITE_P(AllTypes, MatmulTypes, ::testing::ValuesIn(all_weight_types()), type_name);
+
+TEST(Matmul, ReferenceIsExactOnSmallIntegers) {
+  // Q8_0 with d = 1: the reference must give exact integer dot products.
+  const int64_t n = 64;
+  std::vector<uint8_t> bytes(2 * 34);
+  std::vector<float> x(n), expect_x(n);
+  for (int b = 0; b < 2; ++b) {
+    put_f16(&bytes[b * 34], 1.0f);
+    for (int j = 0; j < 32; ++j) bytes[b * 34 + 2 + j] = static_cast<uint8_t>(static_cast<int8_t>(j - 16));
+  }
+  double expect = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    x[i] = static_cast<float>(i % 5);
+    expect += static_cast<double>((i % 32) - 16) * (i % 5);
+  }
+  MatView w{DType::Q8_0, n, 1, bytes.data(), 68};
+  float y = 0;
+  matmul_ref(w, x.data(), n, &y, 1, 1);
+  EXPECT_EQ(y, expect);
+}
+
+}  // namespace
+}  // namespace nt::test

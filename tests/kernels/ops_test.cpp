@@ -1,0 +1,170 @@
+// Norms, activations, softmax, RoPE (normal, NeoX, linear, YaRN, frequency factors), attention
+// with grouped-query heads over paged spans, and row conversions.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "kernel_test_util.h"
+#include "tensor/quant_blocks.h"
+
+namespace nt::test {
+namespace {
+
+TEST(Ops, RmsNormMatchesDefinition) {
+  const float x[5] = {1, -2, 3, 0.5f, -4};
+  const float w[5] = {1, 2, 0.5f, 1, -1};
+  float y[5];
+  rms_norm(x, w, y, 5, 1e-5f);
+  double ss = 0;
+  for (float v : x) ss += v * v;
+  const double s = 1.0 / std::sqrt(ss / 5 + 1e-5);
+  for (int i = 0; i < 5; ++i) EXPECT_NEAR(y[i], x[i] * s * w[i], 1e-6);
+  rms_norm(x, nullptr, y, 5, 1e-5f);
+  for (int i = 0; i < 5; ++i) EXPECT_NEAR(y[i], x[i] * s, 1e-6);
+}
+
+TEST(Ops, SiluMulAndAdd) {
+  const float g[3] = {0, 1, -3}, u[3] = {2, 3, 4};
+  float o[3];
+  silu_mul(g, u, o, 3);
+  for (int i = 0; i < 3; ++i) EXPECT_NEAR(o[i], g[i] / (1 + std::exp(-g[i])) * u[i], 1e-6);
+  float y[3] = {1, 2, 3};
+  add_inplace(y, u, 3);
+  EXPECT_EQ(y[2], 7.0f);
+}
+
+TEST(Ops, SoftmaxSumsToOneAndHandlesLargeValues) {
+  float x[4] = {1000, 1001, 999, -1e30f};
+  softmax_inplace(x, 4);
+  const double e = std::exp(1.0), z = 1 + e + 1 / e;
+  EXPECT_NEAR(x[0], 1 / z, 1e-6);
+  EXPECT_NEAR(x[1], e / z, 1e-6);
+  EXPECT_NEAR(x[2], 1 / e / z, 1e-6);
+  EXPECT_EQ(x[3], 0.0f);
+}
+
+// Independent double-precision RoPE (no YaRN): angle = pos * freq_scale * base^(-2i/n_rot) / ff_i.
+void rope_double(std::vector<float>& x, int n_head, int head_dim, int pos, RopeStyle style, int n_rot, double base,
+                 double freq_scale, const float* ff) {
+  for (int h = 0; h < n_head; ++h) {
+    float* v = x.data() + h * head_dim;
+    for (int i = 0; i < n_rot / 2; ++i) {
+      double theta = pos * freq_scale * std::pow(base, -2.0 * i / n_rot);
+      if (ff) theta /= ff[i];
+      const int a = style == RopeStyle::Normal ? 2 * i : i, b = style == RopeStyle::Normal ? 2 * i + 1 : i + n_rot / 2;
+      const double xa = v[a], xb = v[b];
+      v[a] = static_cast<float>(xa * std::cos(theta) - xb * std::sin(theta));
+      v[b] = static_cast<float>(xa * std::sin(theta) + xb * std::cos(theta));
+    }
+  }
+}
+
+TEST(Ops, RopeNormalNeoXLinearAndFreqFactors) {
+  const int n_head = 3, head_dim = 16;
+  std::vector<float> ff(8);
+  for (int i = 0; i < 8; ++i) ff[i] = 1.0f + i * 0.5f;
+  for (RopeStyle style : {RopeStyle::Normal, RopeStyle::NeoX}) {
+    for (int n_rot : {16, 8}) {
+      for (bool use_ff : {false, true}) {
+        RopeParams p;
+        p.style = style;
+        p.n_rot = n_rot;
+        p.freq_base = 10000;
+        p.freq_scale = 0.5f;
+        p.freq_factors = use_ff ? ff.data() : nullptr;
+        auto x = random_activations(n_head * head_dim, 3);
+        auto expect = x;
+        rope(x.data(), n_head, head_dim, 37, p);
+        rope_double(expect, n_head, head_dim, 37, style, n_rot, 10000, 0.5, p.freq_factors);
+        for (int i = 0; i < n_head * head_dim; ++i) EXPECT_NEAR(x[i], expect[i], 2e-4) << i;
+      }
+    }
+  }
+}
+
+TEST(Ops, RopeYarnPositionZeroOnlyScales) {
+  // At pos 0 every angle is 0: YaRN leaves the vector scaled by attn_factor * (1 + 0.1 ln(1/s)).
+  RopeParams p;
+  p.n_rot = 16;
+  p.freq_scale = 0.25f;
+  p.ext_factor = 1.0f;
+  p.n_ctx_orig = 4096;
+  auto x = random_activations(32, 8);
+  auto x0 = x;
+  rope(x.data(), 2, 16, 0, p);
+  const float m = 1.0f + 0.1f * std::log(4.0f);
+  for (int i = 0; i < 32; ++i) EXPECT_NEAR(x[i], x0[i] * m, 1e-6);
+  // And at a position, YaRN lies between pure interpolation and pure extrapolation per frequency:
+  // the highest frequency (i = 0) extrapolates (angle = pos), the lowest interpolates.
+  std::vector<float> v(16, 0.0f);
+  v[0] = 1;                      // pair 0 of the Normal style
+  v[14] = 1;                     // pair 7
+  rope(v.data(), 1, 16, 10, p);
+  EXPECT_NEAR(std::atan2(v[1], v[0]), std::remainder(10.0, 2 * M_PI), 1e-4);
+  const double low = 10 * 0.25 * std::pow(10000.0, -14.0 / 16);
+  EXPECT_NEAR(std::atan2(v[15], v[14]), low, 1e-5);
+}
+
+TEST(Ops, ConvertRoundTrips) {
+  const auto x = random_activations(64, 17);
+  std::vector<uint8_t> buf(64 * 4);
+  std::vector<float> back(64);
+  for (DType t : {DType::F32, DType::F16, DType::BF16, DType::Q8_0}) {
+    convert_row_from_f32(t, x.data(), buf.data(), 64);
+    convert_row_to_f32(t, buf.data(), back.data(), 64);
+    const double rel = t == DType::F32 ? 0 : t == DType::F16 ? 1.0 / 2048 : t == DType::BF16 ? 1.0 / 256 : 0;
+    for (int i = 0; i < 64; ++i) {
+      if (t == DType::Q8_0) {
+        float amax = 0;
+        for (int j = i / 32 * 32; j < i / 32 * 32 + 32; ++j) amax = std::fmax(amax, std::fabs(x[j]));
+        EXPECT_NEAR(back[i], x[i], amax / 254 * 1.01 + amax / 1024) << i;  // half step + fp16 scale rounding
+      } else {
+        EXPECT_NEAR(back[i], x[i], std::fabs(x[i]) * rel) << dtype_name(t) << " " << i;
+      }
+    }
+  }
+}
+
+// Attention: fast (every level) against the double reference, GQA, spans of uneven sizes, every
+// KV type; and span layout must not change the result bits.
+TEST(Ops, AttentionMatchesReferenceOverSpans) {
+  LevelGuard guard;
+  const int n_head = 6, n_head_kv = 2, head_dim = 64, n_pos = 45;
+  const int row_elems = n_head_kv * head_dim;
+  for (DType kt : {DType::F32, DType::F16, DType::Q8_0}) {
+    for (DType vt : {DType::F32, DType::F16, DType::Q8_0}) {
+      const size_t kb = dtype_row_bytes(kt, row_elems), vb = dtype_row_bytes(vt, row_elems);
+      std::vector<uint8_t> K(kb * n_pos), V(vb * n_pos);
+      for (int p = 0; p < n_pos; ++p) {
+        const auto kr = random_activations(row_elems, 100 + p, 0.5f), vr = random_activations(row_elems, 900 + p);
+        convert_row_from_f32(kt, kr.data(), K.data() + p * kb, row_elems);
+        convert_row_from_f32(vt, vr.data(), V.data() + p * vb, row_elems);
+      }
+      const auto q = random_activations(n_head * head_dim, 7, 0.5f);
+      // One contiguous span vs three uneven spans over the same rows.
+      KvSpan one{K.data(), V.data(), n_pos};
+      KvSpan three[3] = {{K.data(), V.data(), 10}, {K.data() + 10 * kb, V.data() + 10 * vb, 1},
+                         {K.data() + 11 * kb, V.data() + 11 * vb, n_pos - 11}};
+      const int32_t n_kv = 40;
+      std::vector<float> ref(n_head * head_dim);
+      attention_ref(q.data(), n_head, n_head_kv, head_dim, 0, n_head, kt, kb, vt, vb, &one, 1, n_kv, 0.125f, ref.data());
+      for (SimdLevel level : supported_levels()) {
+        set_simd_level(level);
+        std::vector<float> a(n_head * head_dim), b(n_head * head_dim);
+        attention(q.data(), n_head, n_head_kv, head_dim, 0, n_head, kt, kb, vt, vb, &one, 1, n_kv, 0.125f, a.data());
+        attention(q.data(), n_head, n_head_kv, head_dim, 1, 4, kt, kb, vt, vb, three, 3, n_kv, 0.125f, b.data() );
+        for (int i = 0; i < n_head * head_dim; ++i) EXPECT_NEAR(a[i], ref[i], 2e-5 + 1e-4 * std::fabs(ref[i]));
+        for (int i = 1 * head_dim; i < 4 * head_dim; ++i) EXPECT_EQ(a[i], b[i]) << "span layout changed bits";
+      }
+    }
+  }
+}
+
+TEST(Ops, SimdLevelNameIsKnown) {
+  const std::string l = kernels_simd_level();
+  EXPECT_TRUE(l == "scalar" || l == "avx2" || l == "avx512") << l;
+}
+
+}  // namespace
+}  // namespace nt::test
