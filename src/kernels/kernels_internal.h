@@ -1,24 +1,39 @@
 // kernels/kernels_internal.h — what the dispatcher (matmul.cpp, attention.cpp) sees of the
 // ISA-specific translation units (*_avx2.cpp, *_avx512.cpp). Never call an ISA function on a CPU
-// without that ISA: go through simd_level().
+// without that ISA: go through simd_level(). ISA units use no STL containers (their inline
+// instantiations could be picked by the linker for portable code).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "kernels/kernels.h"
+#include "kernels/xquant.h"
 
 namespace nt::detail {
 
-// Each returns false when it has no kernel for w.type (the caller falls back to a lower level).
-bool matmul_avx512(const MatView& w, const float* x, int64_t ldx, float* y, int64_t ldy, int64_t n_tokens,
-                   ThreadPool& pool);
-bool matmul_avx2(const MatView& w, const float* x, int64_t ldx, float* y, int64_t ldy, int64_t n_tokens,
-                 ThreadPool& pool);
-void matmul_scalar(const MatView& w, const float* x, int64_t ldx, float* y, int64_t ldy, int64_t n_tokens,
-                   ThreadPool& pool);
+// Everything a rectangle of matmul outputs needs. xq is set for quantized weight types.
+struct MatArgs {
+  MatView w;
+  const float* x = nullptr;  // [n_tokens, ldx] f32 (float weight types)
+  int64_t ldx = 0;
+  const XQuant* xq = nullptr;  // quantized activations (quantized weight types)
+  float* y = nullptr;
+  int64_t ldy = 0;
+};
 
-// f32 dot product of a row stored as `type` (F32 / F16 / Q8_0 for KV rows) with f32 q, and
-// out += p * row. n a multiple of 32 for Q8_0.
+// A matmul kernel of one ISA for one weight type: computes y for rows [r0, r1) and tokens
+// [t0, t1). Every output is bit-identical whichever rectangle it is computed in.
+struct MatmulKernel {
+  bool quantized_x = false;  // needs quantize_x(.., x_offset, ..) first
+  int x_offset = 0;
+  void (*rect)(const MatArgs& a, int64_t r0, int64_t r1, int64_t t0, int64_t t1) = nullptr;
+};
+// nullptr when that ISA has no kernel for the type.
+const MatmulKernel* matmul_kernel_avx512(DType type);
+const MatmulKernel* matmul_kernel_avx2(DType type);
+
+// f32 dot product of a KV row stored as `type` (F32 / F16 / Q8_0) with f32 q, and out += p * row.
 struct KvRowOps {
   float (*dot)(DType type, const uint8_t* row, const float* q, int n);
   void (*axpy)(DType type, const uint8_t* row, float p, float* out, int n);
@@ -26,8 +41,5 @@ struct KvRowOps {
 KvRowOps kv_row_ops_scalar();
 KvRowOps kv_row_ops_avx2();
 KvRowOps kv_row_ops_avx512();
-
-// Splits [0, n) into `parts` contiguous ranges; range i is [split_begin(n, parts, i), ...(i + 1)).
-inline int64_t split_begin(int64_t n, int64_t parts, int64_t i) { return n * i / parts; }
 
 }  // namespace nt::detail

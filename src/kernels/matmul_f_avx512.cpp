@@ -1,0 +1,145 @@
+// kernels/matmul_f_avx512.cpp — F32 / F16 / BF16 weight matmul with AVX-512 FMA (weights widened
+// to f32 in registers, activations used as f32), and the KV-row dot/axpy of attention. Tiles of NR
+// rows x NT tokens run the same per-accumulator sequence as 1 x 1 (determinism contract).
+#include "kernels/kernels_internal.h"
+#include "kernels/simd_avx512.h"
+#include "tensor/quant_blocks.h"
+
+namespace nt::detail {
+namespace {
+
+struct LF32 {
+  static __m512 load(const uint8_t* row, int64_t i) { return _mm512_loadu_ps(reinterpret_cast<const float*>(row) + i); }
+  static __m512 load_mask(const uint8_t* row, int64_t i, __mmask16 m) {
+    return _mm512_maskz_loadu_ps(m, reinterpret_cast<const float*>(row) + i);
+  }
+};
+struct LF16 {
+  static __m512 load(const uint8_t* row, int64_t i) {
+    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + 2 * i)));
+  }
+  static __m512 load_mask(const uint8_t* row, int64_t i, __mmask16 m) {
+    return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, row + 2 * i));
+  }
+};
+struct LBF16 {
+  static __m512 widen(__m256i h) { return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16)); }
+  static __m512 load(const uint8_t* row, int64_t i) {
+    return widen(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + 2 * i)));
+  }
+  static __m512 load_mask(const uint8_t* row, int64_t i, __mmask16 m) { return widen(_mm256_maskz_loadu_epi16(m, row + 2 * i)); }
+};
+
+template <class L, int NR, int NT>
+void tile(const MatArgs& a, int64_t r0, int64_t t0) {
+  const int64_t n = a.w.n_cols;
+  __m512 acc[NR][NT];
+  for (int r = 0; r < NR; ++r)
+    for (int t = 0; t < NT; ++t) acc[r][t] = _mm512_setzero_ps();
+  const uint8_t* rows[NR];
+  for (int r = 0; r < NR; ++r) rows[r] = a.w.data + (r0 + r) * a.w.row_bytes;
+  const float* xs[NT];
+  for (int t = 0; t < NT; ++t) xs[t] = a.x + (t0 + t) * a.ldx;
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    __m512 wv[NR];
+    for (int r = 0; r < NR; ++r) wv[r] = L::load(rows[r], i);
+    for (int t = 0; t < NT; ++t) {
+      const __m512 xv = _mm512_loadu_ps(xs[t] + i);
+      for (int r = 0; r < NR; ++r) acc[r][t] = _mm512_fmadd_ps(wv[r], xv, acc[r][t]);
+    }
+  }
+  if (i < n) {
+    const __mmask16 m = static_cast<__mmask16>((1u << (n - i)) - 1);
+    __m512 wv[NR];
+    for (int r = 0; r < NR; ++r) wv[r] = L::load_mask(rows[r], i, m);
+    for (int t = 0; t < NT; ++t) {
+      const __m512 xv = _mm512_maskz_loadu_ps(m, xs[t] + i);
+      for (int r = 0; r < NR; ++r) acc[r][t] = _mm512_fmadd_ps(wv[r], xv, acc[r][t]);
+    }
+  }
+  for (int t = 0; t < NT; ++t)
+    for (int r = 0; r < NR; ++r) a.y[(t0 + t) * a.ldy + r0 + r] = hsum512(acc[r][t]);
+}
+
+template <class L>
+void rect(const MatArgs& a, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
+  int64_t r = r0;
+  for (; r + 4 <= r1; r += 4) {
+    int64_t t = t0;
+    for (; t + 4 <= t1; t += 4) tile<L, 4, 4>(a, r, t);
+    for (; t < t1; ++t) tile<L, 4, 1>(a, r, t);
+  }
+  for (; r < r1; ++r) {
+    int64_t t = t0;
+    for (; t + 4 <= t1; t += 4) tile<L, 1, 4>(a, r, t);
+    for (; t < t1; ++t) tile<L, 1, 1>(a, r, t);
+  }
+}
+
+// ---- KV rows for attention (head_dim elements; Q8_0 rows are whole blocks).
+float kv_dot(DType type, const uint8_t* row, const float* q, int n) {
+  __m512 acc = _mm512_setzero_ps();
+  if (type == DType::Q8_0) {
+    for (int b = 0; b < n / QK8_0; ++b) {
+      const uint8_t* blk = row + b * 34;
+      const __m128i q8a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 2));
+      const __m128i q8b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 18));
+      const __m512 s = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q8a)), _mm512_loadu_ps(q + 32 * b),
+                                       _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q8b)), _mm512_loadu_ps(q + 32 * b + 16)));
+      acc = _mm512_fmadd_ps(s, _mm512_set1_ps(h2f(blk)), acc);
+    }
+    return hsum512(acc);
+  }
+  int i = 0;
+  for (; i + 16 <= n; i += 16)
+    acc = _mm512_fmadd_ps(type == DType::F32 ? LF32::load(row, i) : LF16::load(row, i), _mm512_loadu_ps(q + i), acc);
+  if (i < n) {
+    const __mmask16 m = static_cast<__mmask16>((1u << (n - i)) - 1);
+    acc = _mm512_fmadd_ps(type == DType::F32 ? LF32::load_mask(row, i, m) : LF16::load_mask(row, i, m),
+                          _mm512_maskz_loadu_ps(m, q + i), acc);
+  }
+  return hsum512(acc);
+}
+
+void kv_axpy(DType type, const uint8_t* row, float p, float* out, int n) {
+  const __m512 pv = _mm512_set1_ps(p);
+  if (type == DType::Q8_0) {
+    for (int b = 0; b < n / QK8_0; ++b) {
+      const uint8_t* blk = row + b * 34;
+      const __m512 pd = _mm512_set1_ps(p * h2f(blk));
+      for (int h = 0; h < 2; ++h) {
+        const __m512 v = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 2 + 16 * h))));
+        float* o = out + 32 * b + 16 * h;
+        _mm512_storeu_ps(o, _mm512_fmadd_ps(pd, v, _mm512_loadu_ps(o)));
+      }
+    }
+    return;
+  }
+  int i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m512 v = type == DType::F32 ? LF32::load(row, i) : LF16::load(row, i);
+    _mm512_storeu_ps(out + i, _mm512_fmadd_ps(pv, v, _mm512_loadu_ps(out + i)));
+  }
+  if (i < n) {
+    const __mmask16 m = static_cast<__mmask16>((1u << (n - i)) - 1);
+    const __m512 v = type == DType::F32 ? LF32::load_mask(row, i, m) : LF16::load_mask(row, i, m);
+    _mm512_mask_storeu_ps(out + i, m, _mm512_fmadd_ps(pv, v, _mm512_maskz_loadu_ps(m, out + i)));
+  }
+}
+
+}  // namespace
+
+const MatmulKernel* matmul_kernel_f_avx512(DType type) {
+  static const MatmulKernel f32{false, 0, rect<LF32>}, f16{false, 0, rect<LF16>}, bf16{false, 0, rect<LBF16>};
+  switch (type) {
+    case DType::F32: return &f32;
+    case DType::F16: return &f16;
+    case DType::BF16: return &bf16;
+    default: return nullptr;
+  }
+}
+
+KvRowOps kv_row_ops_avx512() { return {kv_dot, kv_axpy}; }
+
+}  // namespace nt::detail

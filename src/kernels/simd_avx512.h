@@ -1,0 +1,30 @@
+// kernels/simd_avx512.h — small AVX-512 helpers shared by the *_avx512.cpp units (include only
+// from those). Everything is static inline in an anonymous namespace: no symbol can leak into
+// portable code.
+#pragma once
+
+#include <immintrin.h>
+
+#include <cstdint>
+#include <cstring>
+
+namespace nt::detail {
+namespace {
+
+// Fixed-order horizontal sum (the same sequence everywhere, for bit-identical results).
+static inline float hsum512(__m512 v) {
+  const __m256 a = _mm256_add_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1));
+  __m128 b = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+  b = _mm_add_ps(b, _mm_movehl_ps(b, b));
+  b = _mm_add_ss(b, _mm_movehdup_ps(b));
+  return _mm_cvtss_f32(b);
+}
+
+static inline float h2f(const uint8_t* p) {
+  uint16_t h;
+  std::memcpy(&h, p, 2);
+  return _cvtsh_ss(h);
+}
+
+}  // namespace
+}  // namespace nt::detail
