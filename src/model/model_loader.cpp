@@ -25,7 +25,7 @@ Result<std::unique_ptr<Model>> Model::load(const std::string& path) {
 
   const GgufTensor* emb = m->gguf_.find_tensor("token_embd.weight");
   if (!emb) return make_error("%s: missing tensor 'token_embd.weight'", path.c_str());
-  if (c.n_vocab == 0) c.n_vocab = static_cast<int>(emb->ne[1]);
+  c.n_vocab = static_cast<int>(emb->ne[1]);
   auto te = wl.matrix("token_embd.weight", c.n_embd, c.n_vocab);
   if (!te) return te.error();
   w.tok_embd = *te;
