@@ -8,17 +8,12 @@
 // is bit-identical whatever the tiling (determinism contract).
 #include "kernels/kernels_internal.h"
 #include "kernels/simd_avx512.h"
-#include "tensor/dequant.h"
 
 namespace nt::detail {
 namespace {
 
 static inline __m512i idx2x8() { return _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0); }
 static inline __m512i idx4x4() { return _mm512_set_epi32(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0); }
-// The 4 floats at p spread over lanes by idx (p must have 4 readable floats).
-static inline __m512 spread(const float* p, __m512i idx) {
-  return _mm512_permutexvar_ps(idx, _mm512_castps128_ps512(_mm_loadu_ps(p)));
-}
 static inline __m512i nib_lo() { return _mm512_set1_epi8(0x0F); }
 // Two 16-byte nibble blocks a, b -> 64 bytes [a lo, a hi, b lo, b hi] (each block's natural order).
 static inline __m512i nibbles_2x16(const uint8_t* a, const uint8_t* b) {
@@ -41,13 +36,25 @@ static inline __mmask64 bcast32_test(const uint8_t* p, int b0, int b1) {
   return _mm512_test_epi8_mask(z, sel);
 }
 
-// ---- weight decoders: kUnit elements per prep, kPairs pairs of 64, kMin groups with a min term.
+// ---- weight decoders. prep() builds a unit's scales in registers (no store/reload):
+//   a16: lane scales, pair p of a unit uses lanes idx(p) (2 groups of 32 or 4 groups of 16)
+//   mn16: minus the min term's per-group factors, lined up with the x group sums the tile loads.
+struct St {
+  __m512 a16, mn16;
+};
+static inline uint32_t ld16(const uint8_t* p) { uint16_t h; std::memcpy(&h, p, 2); return h; }
+static inline uint32_t ld32(const uint8_t* p) { uint32_t w; std::memcpy(&w, p, 4); return w; }
+// Two fp16 values as floats in lanes 0 and 1 (others 0).
+static inline __m512 two_halves(const uint8_t* a, const uint8_t* b) {
+  return _mm512_castps128_ps512(_mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(ld16(a) | ld16(b) << 16))));
+}
+static inline __m512 bytes_to_ps(__m128i v) { return _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(v)); }
+
 struct Q8_0 {
   static constexpr int kBlock32 = 34, kUnitBytes = 68, kPairs = 1, kOffset = 128, kMin = 0;
   static constexpr bool kG16 = false, kS16 = false;
-  struct St { float a[4]; float mn[16]; };
-  static void prep(const uint8_t* u, St& s) { s.a[0] = h2f(u); s.a[1] = h2f(u + 34); }
-  static __m512i wq(const uint8_t* u, const St&, int) {
+  static void prep(const uint8_t* u, St& s) { s.a16 = two_halves(u, u + 34); }
+  static __m512i wq(const uint8_t* u, int) {
     const __m512i z = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(u + 2))),
                                          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(u + 36)), 1);
     return _mm512_xor_si512(z, _mm512_set1_epi8(static_cast<char>(0x80)));
@@ -56,32 +63,26 @@ struct Q8_0 {
 struct Q4_0 {
   static constexpr int kBlock32 = 18, kUnitBytes = 36, kPairs = 1, kOffset = 8, kMin = 0;
   static constexpr bool kG16 = false, kS16 = false;
-  struct St { float a[4]; float mn[16]; };
-  static void prep(const uint8_t* u, St& s) { s.a[0] = h2f(u); s.a[1] = h2f(u + 18); }
-  static __m512i wq(const uint8_t* u, const St&, int) { return nibbles_2x16(u + 2, u + 20); }
+  static void prep(const uint8_t* u, St& s) { s.a16 = two_halves(u, u + 18); }
+  static __m512i wq(const uint8_t* u, int) { return nibbles_2x16(u + 2, u + 20); }
 };
 struct Q4_1 {
   static constexpr int kBlock32 = 20, kUnitBytes = 40, kPairs = 1, kOffset = 0, kMin = 2;
   static constexpr bool kG16 = false, kS16 = false;
-  struct St { float a[4]; float mn[16]; };
   static void prep(const uint8_t* u, St& s) {
-    s.a[0] = h2f(u); s.a[1] = h2f(u + 20);
-    s.mn[0] = -h2f(u + 2); s.mn[1] = -h2f(u + 22);
+    s.a16 = two_halves(u, u + 20);
+    s.mn16 = two_halves(u + 2, u + 22);
   }
-  static __m512i wq(const uint8_t* u, const St&, int) { return nibbles_2x16(u + 4, u + 24); }
+  static __m512i wq(const uint8_t* u, int) { return nibbles_2x16(u + 4, u + 24); }
 };
 static inline __mmask64 q5_high(const uint8_t* qh0, const uint8_t* qh1) {
-  uint32_t a, b;
-  std::memcpy(&a, qh0, 4);
-  std::memcpy(&b, qh1, 4);
-  return static_cast<__mmask64>(a) | static_cast<__mmask64>(b) << 32;
+  return static_cast<__mmask64>(ld32(qh0)) | static_cast<__mmask64>(ld32(qh1)) << 32;
 }
 struct Q5_0 {
   static constexpr int kBlock32 = 22, kUnitBytes = 44, kPairs = 1, kOffset = 16, kMin = 0;
   static constexpr bool kG16 = false, kS16 = false;
-  struct St { float a[4]; float mn[16]; };
-  static void prep(const uint8_t* u, St& s) { s.a[0] = h2f(u); s.a[1] = h2f(u + 22); }
-  static __m512i wq(const uint8_t* u, const St&, int) {
+  static void prep(const uint8_t* u, St& s) { s.a16 = two_halves(u, u + 22); }
+  static __m512i wq(const uint8_t* u, int) {
     const __m512i z = nibbles_2x16(u + 6, u + 28);
     return _mm512_mask_add_epi8(z, q5_high(u + 2, u + 24), z, _mm512_set1_epi8(16));
   }
@@ -89,12 +90,11 @@ struct Q5_0 {
 struct Q5_1 {
   static constexpr int kBlock32 = 24, kUnitBytes = 48, kPairs = 1, kOffset = 0, kMin = 2;
   static constexpr bool kG16 = false, kS16 = false;
-  struct St { float a[4]; float mn[16]; };
   static void prep(const uint8_t* u, St& s) {
-    s.a[0] = h2f(u); s.a[1] = h2f(u + 24);
-    s.mn[0] = -h2f(u + 2); s.mn[1] = -h2f(u + 26);
+    s.a16 = two_halves(u, u + 24);
+    s.mn16 = two_halves(u + 2, u + 26);
   }
-  static __m512i wq(const uint8_t* u, const St&, int) {
+  static __m512i wq(const uint8_t* u, int) {
     const __m512i z = nibbles_2x16(u + 8, u + 32);
     return _mm512_mask_add_epi8(z, q5_high(u + 4, u + 28), z, _mm512_set1_epi8(16));
   }
@@ -102,15 +102,13 @@ struct Q5_1 {
 struct Q2_K {
   static constexpr int kBlock32 = 0, kUnitBytes = 84, kPairs = 4, kOffset = 0, kMin = 16;
   static constexpr bool kG16 = true, kS16 = true;
-  struct St { float a[16]; float mn[16]; };
   static void prep(const uint8_t* u, St& s) {
-    const float d = h2f(u + 80), dmin = h2f(u + 82);
-    for (int g = 0; g < 16; ++g) {
-      s.a[g] = d * static_cast<float>(u[g] & 0xF);
-      s.mn[g] = dmin * static_cast<float>(u[g] >> 4);
-    }
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(u));
+    const __m128i lo = _mm_set1_epi8(0x0F);
+    s.a16 = _mm512_mul_ps(bytes_to_ps(_mm_and_si128(v, lo)), _mm512_set1_ps(h2f(u + 80)));
+    s.mn16 = _mm512_mul_ps(bytes_to_ps(_mm_and_si128(_mm_srli_epi16(v, 4), lo)), _mm512_set1_ps(-h2f(u + 82)));
   }
-  static __m512i wq(const uint8_t* u, const St&, int p) {
+  static __m512i wq(const uint8_t* u, int p) {
     const int s = 2 * (p & 1);
     return _mm512_and_si512(bcast32_shift(u + 16 + 32 * (p >> 1), 2 * s, 2 * s + 2), _mm512_set1_epi8(3));
   }
@@ -118,40 +116,44 @@ struct Q2_K {
 struct Q3_K {
   static constexpr int kBlock32 = 0, kUnitBytes = 110, kPairs = 4, kOffset = 4, kMin = 0;
   static constexpr bool kG16 = false, kS16 = true;
-  struct St { float a[16]; float mn[16]; };
   static void prep(const uint8_t* u, St& s) {
-    const float d = h2f(u + 108);
-    for (int g = 0; g < 16; ++g) s.a[g] = d * static_cast<float>(q3k_scale(g, u + 96));
+    const uint32_t w0 = ld32(u + 96), w1 = ld32(u + 100), w2 = ld32(u + 104);
+    const uint32_t m4 = 0x0F0F0F0Fu, m2 = 0x03030303u;
+    const __m128i v = _mm_set_epi32(static_cast<int>(((w1 >> 4) & m4) | (((w2 >> 6) & m2) << 4)),
+                                    static_cast<int>(((w0 >> 4) & m4) | (((w2 >> 4) & m2) << 4)),
+                                    static_cast<int>((w1 & m4) | (((w2 >> 2) & m2) << 4)),
+                                    static_cast<int>((w0 & m4) | ((w2 & m2) << 4)));
+    const __m512 sc = _mm512_sub_ps(bytes_to_ps(v), _mm512_set1_ps(32.0f));
+    s.a16 = _mm512_mul_ps(sc, _mm512_set1_ps(h2f(u + 108)));
   }
-  static __m512i wq(const uint8_t* u, const St&, int p) {
+  static __m512i wq(const uint8_t* u, int p) {
     const int n = p >> 1, s = 2 * (p & 1);
     const __m512i lo = _mm512_and_si512(bcast32_shift(u + 32 + 32 * n, 2 * s, 2 * s + 2), _mm512_set1_epi8(3));
     return _mm512_mask_add_epi8(lo, bcast32_test(u, 4 * n + s, 4 * n + s + 1), lo, _mm512_set1_epi8(4));
   }
 };
+// Q4_K / Q5_K scales: lanes 0-7 d * scale_j, lanes 8-15 dmin * min_j (the tile loads the x group
+// sums into lanes 8-15 for these types, so lanes 0-7 of mn16 meet zeros there).
+static inline void prep_k4(const uint8_t* u, St& s) {
+  const uint32_t w0 = ld32(u + 4), w1 = ld32(u + 8), w2 = ld32(u + 12);
+  const uint32_t m6 = 0x3F3F3F3Fu, m4 = 0x0F0F0F0Fu, hi = 0x30303030u;
+  const __m128i v = _mm_set_epi32(static_cast<int>(((w2 >> 4) & m4) | ((w1 >> 2) & hi)), static_cast<int>(w1 & m6),
+                                  static_cast<int>((w2 & m4) | ((w0 >> 2) & hi)), static_cast<int>(w0 & m6));
+  const __m512 dd = _mm512_insertf32x8(_mm512_set1_ps(h2f(u)), _mm256_set1_ps(h2f(u + 2)), 1);
+  s.a16 = _mm512_mul_ps(bytes_to_ps(v), dd);
+  s.mn16 = _mm512_sub_ps(_mm512_setzero_ps(), s.a16);
+}
 struct Q4_K {
   static constexpr int kBlock32 = 0, kUnitBytes = 144, kPairs = 4, kOffset = 0, kMin = 8;
   static constexpr bool kG16 = false, kS16 = false;
-  struct St { float a[16]; float mn[16]; };
-  static void prep(const uint8_t* u, St& s) {
-    const float d = h2f(u), dmin = h2f(u + 2);
-    for (int j = 0; j < 8; ++j) {
-      uint8_t sc, m;
-      k_scale_min(j, u + 4, &sc, &m);
-      s.a[(j >> 1) * 4 + (j & 1)] = d * sc;
-      s.mn[j] = dmin * m;
-    }
-  }
-  static __m512i wq(const uint8_t* u, const St&, int p) {
-    return _mm512_and_si512(bcast32_shift(u + 16 + 32 * p, 0, 4), nib_lo());
-  }
+  static void prep(const uint8_t* u, St& s) { prep_k4(u, s); }
+  static __m512i wq(const uint8_t* u, int p) { return _mm512_and_si512(bcast32_shift(u + 16 + 32 * p, 0, 4), nib_lo()); }
 };
 struct Q5_K {
   static constexpr int kBlock32 = 0, kUnitBytes = 176, kPairs = 4, kOffset = 0, kMin = 8;
   static constexpr bool kG16 = false, kS16 = false;
-  using St = Q4_K::St;
-  static void prep(const uint8_t* u, St& s) { Q4_K::prep(u, s); }
-  static __m512i wq(const uint8_t* u, const St&, int p) {
+  static void prep(const uint8_t* u, St& s) { prep_k4(u, s); }
+  static __m512i wq(const uint8_t* u, int p) {
     const __m512i lo = _mm512_and_si512(bcast32_shift(u + 48 + 32 * p, 0, 4), nib_lo());
     return _mm512_mask_add_epi8(lo, bcast32_test(u + 16, 2 * p, 2 * p + 1), lo, _mm512_set1_epi8(16));
   }
@@ -159,12 +161,11 @@ struct Q5_K {
 struct Q6_K {
   static constexpr int kBlock32 = 0, kUnitBytes = 210, kPairs = 4, kOffset = 32, kMin = 0;
   static constexpr bool kG16 = false, kS16 = true;
-  struct St { float a[16]; float mn[16]; };
   static void prep(const uint8_t* u, St& s) {
-    const float d = h2f(u + 208);
-    for (int g = 0; g < 16; ++g) s.a[g] = d * static_cast<float>(static_cast<int8_t>(u[192 + g]));
+    const __m512 sc = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(u + 192))));
+    s.a16 = _mm512_mul_ps(sc, _mm512_set1_ps(h2f(u + 208)));
   }
-  static __m512i wq(const uint8_t* u, const St&, int p) {
+  static __m512i wq(const uint8_t* u, int p) {
     const int n = p >> 1;
     const __m512i l = _mm512_loadu_si512(u + 64 * n);
     const __m512i lo = (p & 1) ? _mm512_and_si512(_mm512_srli_epi16(l, 4), nib_lo()) : _mm512_and_si512(l, nib_lo());
@@ -176,64 +177,80 @@ struct Q6_K {
 };
 
 // One tile: rows r0..r0+NR, tokens t0..t0+NT.
+// One unit (kPairs pairs) of a tile into acc. Min-term types add -min_g * x_scale * sum(x_g) into
+// the same accumulators (mn16 holds -min_g).
+template <class T, int NR, int NT>
+__attribute__((always_inline)) inline void unit_step(__m512 (&acc)[NR][NT], const uint8_t* const (&up)[NR],
+                                                     const XQuant& xq, int64_t t0, int64_t u) {
+  const __m512i aidx = T::kS16 ? idx4x4() : idx2x8();
+  St st[NR];
+  for (int r = 0; r < NR; ++r) T::prep(up[r], st[r]);
+  for (int p = 0; p < T::kPairs; ++p) {
+    const int64_t e = u * 64 * T::kPairs + 64 * p;  // first element of this pair
+    __m512i wv[NR];
+    __m512 av[NR];
+    const __m512i pidx = _mm512_add_epi32(aidx, _mm512_set1_epi32((T::kS16 ? 4 : 2) * p));
+    for (int r = 0; r < NR; ++r) {
+      wv[r] = T::wq(up[r], p);
+      av[r] = _mm512_permutexvar_ps(pidx, st[r].a16);
+    }
+    for (int t = 0; t < NT; ++t) {
+      const __m512i xv = _mm512_loadu_si512(xq.qs(t0 + t) + e);
+      const __m512i ls = _mm512_loadu_si512(xq.ls(t0 + t) + e / 4);
+      const __m512 dxv = _mm512_permutexvar_ps(
+          idx2x8(), _mm512_castps128_ps512(_mm_castpd_ps(_mm_load_sd(reinterpret_cast<const double*>(xq.dx(t0 + t) + e / 32)))));
+      for (int r = 0; r < NR; ++r) {
+        const __m512i isum = _mm512_dpbusd_epi32(ls, wv[r], xv);
+        acc[r][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(av[r], dxv), acc[r][t]);
+      }
+    }
+  }
+  if constexpr (T::kMin > 0) {
+    // Q4_K/Q5_K keep their 8 mins in lanes 8-15: load the 8 group sums there (masked lanes are
+    // not read). Others: kMin groups in the low lanes.
+    constexpr bool kHigh = T::kMin == 8;
+    const __mmask16 mk = kHigh ? static_cast<__mmask16>(0xFF00) : static_cast<__mmask16>((1u << T::kMin) - 1);
+    for (int t = 0; t < NT; ++t) {
+      const float* g = T::kG16 ? xq.g16(t0 + t) + u * 16 : xq.g32(t0 + t) + u * (2 * T::kPairs);
+      const __m512 gv = _mm512_maskz_loadu_ps(mk, kHigh ? g - 8 : g);
+      for (int r = 0; r < NR; ++r) acc[r][t] = _mm512_fmadd_ps(st[r].mn16, gv, acc[r][t]);
+    }
+  }
+}
+
+// One tile: rows r0..r0+NR, tokens t0..t0+NT.
 template <class T, int NR, int NT>
 void tile(const MatArgs& a, int64_t r0, int64_t t0) {
   const XQuant& xq = *a.xq;
   const int64_t n_cols = a.w.n_cols;
-  const bool blocks32 = T::kBlock32 != 0;
-  const int64_t n_units = blocks32 ? (n_cols / 32 + 1) / 2 : n_cols / 256;
-  const bool tail = blocks32 && (n_cols / 32) % 2 == 1;
-  const __m512i aidx = T::kS16 ? idx4x4() : idx2x8();
-  __m512 acc[NR][NT], macc[NR][NT];
+  constexpr bool kBlocks32 = T::kBlock32 != 0;
+  const int64_t n_full = kBlocks32 ? n_cols / 64 : n_cols / 256;
+  __m512 acc[NR][NT];
   for (int r = 0; r < NR; ++r)
-    for (int t = 0; t < NT; ++t) acc[r][t] = macc[r][t] = _mm512_setzero_ps();
+    for (int t = 0; t < NT; ++t) acc[r][t] = _mm512_setzero_ps();
   const uint8_t* rows[NR];
   for (int r = 0; r < NR; ++r) rows[r] = a.w.data + (r0 + r) * a.w.row_bytes;
-  alignas(64) uint8_t tail_buf[NR][T::kUnitBytes + 64];
-  for (int64_t u = 0; u < n_units; ++u) {
+  for (int64_t u = 0; u < n_full; ++u) {
     const uint8_t* up[NR];
-    typename T::St st[NR];
     for (int r = 0; r < NR; ++r) {
       up[r] = rows[r] + u * T::kUnitBytes;
-      if (tail && u == n_units - 1) {  // one real block: copy it, the other block is all zero (d = 0)
-        std::memset(tail_buf[r], 0, sizeof tail_buf[r]);
-        std::memcpy(tail_buf[r], up[r], T::kBlock32 > 0 ? T::kBlock32 : 1);
-        up[r] = tail_buf[r];
-      }
-      if (u + 2 < n_units) _mm_prefetch(reinterpret_cast<const char*>(up[r] + 2 * T::kUnitBytes), _MM_HINT_T0);
-      T::prep(up[r], st[r]);
+      _mm_prefetch(reinterpret_cast<const char*>(up[r] + 4 * T::kUnitBytes), _MM_HINT_T0);
     }
-    for (int p = 0; p < T::kPairs; ++p) {
-      const int64_t e = u * 64 * T::kPairs + 64 * p;  // first element of this pair
-      __m512i wv[NR];
-      __m512 av[NR];
-      for (int r = 0; r < NR; ++r) {
-        wv[r] = T::wq(up[r], st[r], p);
-        av[r] = spread(st[r].a + 4 * p, aidx);
-      }
-      for (int t = 0; t < NT; ++t) {
-        const __m512i xv = _mm512_loadu_si512(xq.qs(t0 + t) + e);
-        const __m512i ls = _mm512_loadu_si512(xq.ls(t0 + t) + e / 4);
-        const __m512 dxv = _mm512_permutexvar_ps(
-            idx2x8(), _mm512_castps128_ps512(_mm_castpd_ps(_mm_load_sd(reinterpret_cast<const double*>(xq.dx(t0 + t) + e / 32)))));
-        for (int r = 0; r < NR; ++r) {
-          const __m512i isum = _mm512_dpbusd_epi32(ls, wv[r], xv);
-          acc[r][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(av[r], dxv), acc[r][t]);
-        }
-      }
+    unit_step<T, NR, NT>(acc, up, xq, t0, u);
+  }
+  if (kBlocks32 && (n_cols / 32) % 2 == 1) {
+    // One block left: run it as a pair whose second block is all zero (d = 0, x padding is 0).
+    alignas(64) uint8_t tail_buf[NR][T::kUnitBytes + 64];
+    const uint8_t* up[NR];
+    for (int r = 0; r < NR; ++r) {
+      std::memset(tail_buf[r], 0, sizeof tail_buf[r]);
+      std::memcpy(tail_buf[r], rows[r] + n_full * T::kUnitBytes, kBlocks32 ? T::kBlock32 : 1);
+      up[r] = tail_buf[r];
     }
-    if constexpr (T::kMin > 0) {
-      const __mmask16 mk = static_cast<__mmask16>((1u << T::kMin) - 1);
-      for (int t = 0; t < NT; ++t) {
-        const float* g = T::kG16 ? xq.g16(t0 + t) + u * 16 : xq.g32(t0 + t) + u * (2 * T::kPairs);
-        const __m512 gv = _mm512_maskz_loadu_ps(mk, g);
-        for (int r = 0; r < NR; ++r) macc[r][t] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(mk, st[r].mn), gv, macc[r][t]);
-      }
-    }
+    unit_step<T, NR, NT>(acc, up, xq, t0, n_full);
   }
   for (int t = 0; t < NT; ++t)
-    for (int r = 0; r < NR; ++r)
-      a.y[(t0 + t) * a.ldy + r0 + r] = hsum512(T::kMin > 0 ? _mm512_sub_ps(acc[r][t], macc[r][t]) : acc[r][t]);
+    for (int r = 0; r < NR; ++r) a.y[(t0 + t) * a.ldy + r0 + r] = hsum512(acc[r][t]);
 }
 
 template <class T>

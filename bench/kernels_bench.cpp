@@ -1,0 +1,50 @@
+// bench/kernels_bench.cpp — matmul throughput per weight type at the decode shape (1 token) and
+// prefill (512 tokens) for a 0.6B llama layer (n_embd 1536, n_ff 4096), at 1 and 2 threads.
+// Counters: weight GB/s (decode: the memory-bound figure) and GFLOP/s (prefill: compute-bound).
+//   build-*/bench/kernels_bench --benchmark_filter='Q8_0'      NEXTTOK_SIMD=avx2 to compare levels
+#include <benchmark/benchmark.h>
+
+#include "../tests/kernels/kernel_test_util.h"
+
+namespace {
+
+using nt::DType;
+
+void bm_matmul(benchmark::State& state, DType type, int64_t n_rows, int64_t n_cols) {
+  const int64_t n_tokens = state.range(0);
+  const int threads = static_cast<int>(state.range(1));
+  nt::test::RandomWeights w(type, n_rows, n_cols, 42);
+  const auto x = nt::test::random_activations(n_tokens * n_cols, 7);
+  std::vector<float> y(n_tokens * n_rows);
+  nt::ThreadPool pool(threads);
+  for (auto _ : state) {
+    nt::matmul(w.view, x.data(), n_cols, y.data(), n_rows, n_tokens, pool);
+    benchmark::DoNotOptimize(y.data());
+  }
+  const double iters = static_cast<double>(state.iterations());
+  state.counters["GB/s"] = benchmark::Counter(iters * static_cast<double>(w.bytes.size()), benchmark::Counter::kIsRate,
+                                              benchmark::Counter::kIs1000);
+  state.counters["GFLOP/s"] = benchmark::Counter(iters * 2.0 * n_rows * n_cols * n_tokens / 1e9, benchmark::Counter::kIsRate);
+  state.SetLabel(nt::kernels_simd_level());
+}
+
+void register_all() {
+  for (DType t : nt::test::all_weight_types()) {
+    const std::string name(nt::dtype_name(t));
+    // Decode: ffn_down shape (n_cols = n_ff 4096, n_rows = n_embd 1536), one token.
+    benchmark::RegisterBenchmark(("decode/" + name).c_str(), bm_matmul, t, 1536, 4096)
+        ->Args({1, 1})->Args({1, 2})->UseRealTime()->Unit(benchmark::kMicrosecond);
+    // Prefill: ffn_up shape (n_cols = 1536, n_rows = 4096), 512 tokens.
+    benchmark::RegisterBenchmark(("prefill/" + name).c_str(), bm_matmul, t, 4096, 1536)
+        ->Args({512, 1})->Args({512, 2})->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(0.5);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  register_all();
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  return 0;
+}
