@@ -104,6 +104,30 @@ constexpr double kFloatSumRelPerTerm = 6.0e-8;
 constexpr double kActQuantHalfStep = 1.0 / 254.0;
 constexpr double kActQuantMargin = 1.01;
 
+// The second, tight check for quantized types: the fast kernel must equal, up to float summation
+// error only, the exact dot of the dequantized weights with the activations quantized the way the
+// kernels document it (per 32 elements: d = amax / 127, q = round-to-nearest-even(x * (1 / d))).
+// This catches any wrong offset, scale or bit in a decoder (the loose bound above cannot).
+inline std::vector<float> q8_activations(const float* x, int64_t n) {
+  std::vector<float> out(static_cast<size_t>(n));
+  for (int64_t b = 0; b < n; b += 32) {
+    float amax = 0;
+    for (int64_t i = b; i < b + 32; ++i) amax = std::fmax(amax, std::fabs(x[i]));
+    const float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
+    for (int64_t i = b; i < b + 32; ++i) out[static_cast<size_t>(i)] = std::nearbyint(x[i] * id) * d;
+  }
+  return out;
+}
+inline double exact_dot(const float* w, const float* x, int64_t n, double* sum_abs) {
+  double s = 0, a = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    s += static_cast<double>(w[i]) * x[i];
+    a += std::fabs(static_cast<double>(w[i]) * x[i]);
+  }
+  *sum_abs = a;
+  return s;
+}
+
 // The allowed |fast - ref| for one output (row w_row, token x) of a weight type.
 inline double matmul_budget(DType type, const float* w_row, const float* x, int64_t n) {
   double sum_abs = 0;

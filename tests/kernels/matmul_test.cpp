@@ -29,9 +29,21 @@ TEST_P(MatmulTypes, FastMatchesReferenceWithinBudget) {
     std::vector<float> y(n_tokens * n_rows, -1.0f);
     matmul(w.view, x.data(), n_cols, y.data(), n_rows, n_tokens, pool);
     int bad = 0;
+    const bool quantized = dtype_info(type).block_size > 1;
     for (int64_t r = 0; r < n_rows; ++r) {
       dequantize_row(type, w.view.data + r * w.view.row_bytes, wrow.data(), n_cols);
       for (int64_t t = 0; t < n_tokens; ++t) {
+        if (quantized && level != SimdLevel::Scalar) {  // tight: same activation quantization
+          const auto xq = q8_activations(x.data() + t * n_cols, n_cols);
+          double sum_abs = 0;
+          const double exact = exact_dot(wrow.data(), xq.data(), n_cols, &sum_abs);
+          const double tight = kFloatSumRelPerTerm * static_cast<double>(n_cols) * sum_abs + 1e-30;
+          const double e = std::fabs(static_cast<double>(y[t * n_rows + r]) - exact);
+          if (!(e <= tight) && bad++ < 5)
+            ADD_FAILURE() << dtype_name(type) << " at " << simd_level_name(level) << ": row " << r << " token " << t
+                          << " fast " << y[t * n_rows + r] << " exact-with-q8-activations " << exact << " err " << e
+                          << " float-sum budget " << tight;
+        }
         const double budget = matmul_budget(type, wrow.data(), x.data() + t * n_cols, n_cols);
         const double err = std::fabs(static_cast<double>(y[t * n_rows + r]) - y_ref[t * n_rows + r]);
         if (!(err <= budget) && bad++ < 5)

@@ -1,0 +1,151 @@
+// kernels/matmul_f_avx2.cpp — F32 / F16 / BF16 weight matmul with AVX2 + FMA + F16C (weights
+// widened to f32 in registers), and the KV-row dot/axpy of attention. Tiles of any size run the
+// same per-output sequence (determinism contract).
+#include "kernels/kernels_internal.h"
+#include "kernels/simd_avx2.h"
+#include "tensor/quant_blocks.h"
+
+namespace nt::detail {
+namespace {
+
+// Loads of 8 weights at element i; the tail variant reads only the first `n` (< 8) elements.
+struct LF32 {
+  static constexpr int64_t kBytes = 4;
+  static __m256 load(const uint8_t* row, int64_t i) { return _mm256_loadu_ps(reinterpret_cast<const float*>(row) + i); }
+};
+struct LF16 {
+  static constexpr int64_t kBytes = 2;
+  static __m256 load(const uint8_t* row, int64_t i) {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + 2 * i)));
+  }
+};
+struct LBF16 {
+  static constexpr int64_t kBytes = 2;
+  static __m256 load(const uint8_t* row, int64_t i) {
+    const __m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + 2 * i)));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(w, 16));
+  }
+};
+template <class L>
+static inline __m256 load_tail(const uint8_t* row, int64_t i, int64_t n) {
+  alignas(32) uint8_t buf[32] = {};
+  std::memcpy(buf, row + L::kBytes * i, static_cast<size_t>(L::kBytes * n));
+  return L::load(buf, 0);
+}
+static inline __m256 load_x_tail(const float* x, int64_t n) {
+  alignas(32) float buf[8] = {};
+  std::memcpy(buf, x, static_cast<size_t>(n) * 4);
+  return _mm256_load_ps(buf);
+}
+
+template <class L, int NR, int NT>
+void tile(const MatArgs& a, int64_t r0, int64_t t0) {
+  const int64_t n = a.w.n_cols;
+  __m256 acc[NR][NT];
+  for (int r = 0; r < NR; ++r)
+    for (int t = 0; t < NT; ++t) acc[r][t] = _mm256_setzero_ps();
+  const uint8_t* rows[NR];
+  for (int r = 0; r < NR; ++r) rows[r] = a.w.data + (r0 + r) * a.w.row_bytes;
+  const float* xs[NT];
+  for (int t = 0; t < NT; ++t) xs[t] = a.x + (t0 + t) * a.ldx;
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    __m256 wv[NR];
+    for (int r = 0; r < NR; ++r) wv[r] = L::load(rows[r], i);
+    for (int t = 0; t < NT; ++t) {
+      const __m256 xv = _mm256_loadu_ps(xs[t] + i);
+      for (int r = 0; r < NR; ++r) acc[r][t] = _mm256_fmadd_ps(wv[r], xv, acc[r][t]);
+    }
+  }
+  if (i < n) {
+    __m256 wv[NR];
+    for (int r = 0; r < NR; ++r) wv[r] = load_tail<L>(rows[r], i, n - i);
+    for (int t = 0; t < NT; ++t) {
+      const __m256 xv = load_x_tail(xs[t] + i, n - i);
+      for (int r = 0; r < NR; ++r) acc[r][t] = _mm256_fmadd_ps(wv[r], xv, acc[r][t]);
+    }
+  }
+  for (int t = 0; t < NT; ++t)
+    for (int r = 0; r < NR; ++r) a.y[(t0 + t) * a.ldy + r0 + r] = hsum256(acc[r][t]);
+}
+
+template <class L>
+void rect(const MatArgs& a, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
+  int64_t r = r0;
+  for (; r + 3 <= r1; r += 3) {
+    int64_t t = t0;
+    for (; t + 3 <= t1; t += 3) tile<L, 3, 3>(a, r, t);
+    for (; t < t1; ++t) tile<L, 3, 1>(a, r, t);
+  }
+  for (; r < r1; ++r) {
+    int64_t t = t0;
+    for (; t + 3 <= t1; t += 3) tile<L, 1, 3>(a, r, t);
+    for (; t < t1; ++t) tile<L, 1, 1>(a, r, t);
+  }
+}
+
+float kv_dot(DType type, const uint8_t* row, const float* q, int n) {
+  __m256 acc = _mm256_setzero_ps();
+  if (type == DType::Q8_0) {
+    for (int b = 0; b < n / QK8_0; ++b) {
+      const uint8_t* blk = row + b * 34;
+      __m256 s = _mm256_setzero_ps();
+      for (int k = 0; k < 4; ++k) {
+        const __m256 v = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(blk + 2 + 8 * k))));
+        s = _mm256_fmadd_ps(v, _mm256_loadu_ps(q + 32 * b + 8 * k), s);
+      }
+      acc = _mm256_fmadd_ps(s, _mm256_set1_ps(h2f_2(blk)), acc);
+    }
+    return hsum256(acc);
+  }
+  int i = 0;
+  for (; i + 8 <= n; i += 8)
+    acc = _mm256_fmadd_ps(type == DType::F32 ? LF32::load(row, i) : LF16::load(row, i), _mm256_loadu_ps(q + i), acc);
+  if (i < n)
+    acc = _mm256_fmadd_ps(type == DType::F32 ? load_tail<LF32>(row, i, n - i) : load_tail<LF16>(row, i, n - i),
+                          load_x_tail(q + i, n - i), acc);
+  return hsum256(acc);
+}
+
+void kv_axpy(DType type, const uint8_t* row, float p, float* out, int n) {
+  if (type == DType::Q8_0) {
+    for (int b = 0; b < n / QK8_0; ++b) {
+      const uint8_t* blk = row + b * 34;
+      const __m256 pd = _mm256_set1_ps(p * h2f_2(blk));
+      for (int k = 0; k < 4; ++k) {
+        const __m256 v = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(blk + 2 + 8 * k))));
+        float* o = out + 32 * b + 8 * k;
+        _mm256_storeu_ps(o, _mm256_fmadd_ps(pd, v, _mm256_loadu_ps(o)));
+      }
+    }
+    return;
+  }
+  const __m256 pv = _mm256_set1_ps(p);
+  int i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 v = type == DType::F32 ? LF32::load(row, i) : LF16::load(row, i);
+    _mm256_storeu_ps(out + i, _mm256_fmadd_ps(pv, v, _mm256_loadu_ps(out + i)));
+  }
+  for (; i < n; ++i) {
+    float v;
+    if (type == DType::F32) std::memcpy(&v, row + 4 * i, 4);
+    else v = h2f_2(row + 2 * i);
+    out[i] += p * v;
+  }
+}
+
+}  // namespace
+
+const MatmulKernel* matmul_kernel_f_avx2(DType type) {
+  static const MatmulKernel f32{false, 0, rect<LF32>}, f16{false, 0, rect<LF16>}, bf16{false, 0, rect<LBF16>};
+  switch (type) {
+    case DType::F32: return &f32;
+    case DType::F16: return &f16;
+    case DType::BF16: return &bf16;
+    default: return nullptr;
+  }
+}
+
+KvRowOps kv_row_ops_avx2() { return {kv_dot, kv_axpy}; }
+
+}  // namespace nt::detail

@@ -1,0 +1,249 @@
+// kernels/matmul_q_avx2.cpp — quantized-weight matmul with AVX2 (no VNNI). Same scheme as the
+// AVX-512 unit, 32 elements per step: weights decoded to unsigned bytes (q + offset), then
+//   isum = madd(maddubs(w_u8, x_i8), 1) + (-offset * lanesum(x))    exact (no i16 saturation:
+//   w_u8 <= 63 except Q8_0, which uses |w| and sign(x, w) instead of an offset)
+//   acc += float(isum) * (w_scale * x_scale)
+// Min terms accumulate in a scalar per output in a fixed order. Tiles of any size run the same
+// per-output sequence (determinism contract).
+#include "kernels/kernels_internal.h"
+#include "kernels/simd_avx2.h"
+
+namespace nt::detail {
+namespace {
+
+struct St {
+  float a[16];   // per-group weight scales (group = 32 or 16 elements)
+  float mn[16];  // per-group min factors (value = a*q - mn), kMin of them
+};
+
+static inline __m256i lo4() { return _mm256_set1_epi8(0x0F); }
+static inline __m256i load256(const uint8_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
+// 16 bytes of nibbles -> 32 bytes [low nibbles, high nibbles].
+static inline __m256i nibbles16(const uint8_t* p) {
+  const __m128i t = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  return _mm256_and_si256(_mm256_inserti128_si256(_mm256_castsi128_si256(t), _mm_srli_epi16(t, 4), 1), lo4());
+}
+// 32 bits -> 32 bytes, 0xFF where the bit is set.
+static inline __m256i bits_to_bytes(uint32_t bits) {
+  const __m256i v = _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int>(bits)),
+                                        _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202, 0x0101010101010101, 0));
+  const __m256i sel = _mm256_set1_epi64x(static_cast<int64_t>(0x8040201008040201ULL));
+  return _mm256_cmpeq_epi8(_mm256_and_si256(v, sel), sel);
+}
+static inline uint32_t ld32(const uint8_t* p) { uint32_t w; std::memcpy(&w, p, 4); return w; }
+
+struct Q8_0 {
+  static constexpr int kBlock32 = 34, kUnitBytes = 34, kBlocks = 1, kOffset = 0, kMin = 0;
+  static constexpr bool kS16 = false, kG16 = false, kSigned = true;
+  static void prep(const uint8_t* u, St& s) { s.a[0] = h2f_2(u); }
+  static __m256i wq(const uint8_t* u, int) { return load256(u + 2); }
+};
+struct Q4_0 {
+  static constexpr int kBlock32 = 18, kUnitBytes = 18, kBlocks = 1, kOffset = 8, kMin = 0;
+  static constexpr bool kS16 = false, kG16 = false, kSigned = false;
+  static void prep(const uint8_t* u, St& s) { s.a[0] = h2f_2(u); }
+  static __m256i wq(const uint8_t* u, int) { return nibbles16(u + 2); }
+};
+struct Q4_1 {
+  static constexpr int kBlock32 = 20, kUnitBytes = 20, kBlocks = 1, kOffset = 0, kMin = 1;
+  static constexpr bool kS16 = false, kG16 = false, kSigned = false;
+  static void prep(const uint8_t* u, St& s) { s.a[0] = h2f_2(u); s.mn[0] = -h2f_2(u + 2); }
+  static __m256i wq(const uint8_t* u, int) { return nibbles16(u + 4); }
+};
+struct Q5_0 {
+  static constexpr int kBlock32 = 22, kUnitBytes = 22, kBlocks = 1, kOffset = 16, kMin = 0;
+  static constexpr bool kS16 = false, kG16 = false, kSigned = false;
+  static void prep(const uint8_t* u, St& s) { s.a[0] = h2f_2(u); }
+  static __m256i wq(const uint8_t* u, int) {
+    return _mm256_or_si256(nibbles16(u + 6), _mm256_and_si256(bits_to_bytes(ld32(u + 2)), _mm256_set1_epi8(16)));
+  }
+};
+struct Q5_1 {
+  static constexpr int kBlock32 = 24, kUnitBytes = 24, kBlocks = 1, kOffset = 0, kMin = 1;
+  static constexpr bool kS16 = false, kG16 = false, kSigned = false;
+  static void prep(const uint8_t* u, St& s) { s.a[0] = h2f_2(u); s.mn[0] = -h2f_2(u + 2); }
+  static __m256i wq(const uint8_t* u, int) {
+    return _mm256_or_si256(nibbles16(u + 8), _mm256_and_si256(bits_to_bytes(ld32(u + 4)), _mm256_set1_epi8(16)));
+  }
+};
+// Block b (0..7) of a 256-element super-block sits in half b/4, quarter b%4.
+static inline __m256i shifted_bits(const uint8_t* p, int shift, int mask) {
+  return _mm256_and_si256(_mm256_srli_epi16(load256(p), shift), _mm256_set1_epi8(static_cast<char>(mask)));
+}
+struct Q2_K {
+  static constexpr int kBlock32 = 0, kUnitBytes = 84, kBlocks = 8, kOffset = 0, kMin = 16;
+  static constexpr bool kS16 = true, kG16 = true, kSigned = false;
+  static void prep(const uint8_t* u, St& s) {
+    const float d = h2f_2(u + 80), dmin = h2f_2(u + 82);
+    for (int g = 0; g < 16; ++g) {
+      s.a[g] = d * static_cast<float>(u[g] & 0xF);
+      s.mn[g] = dmin * static_cast<float>(u[g] >> 4);
+    }
+  }
+  static __m256i wq(const uint8_t* u, int b) { return shifted_bits(u + 16 + 32 * (b / 4), 2 * (b % 4), 3); }
+};
+struct Q3_K {
+  static constexpr int kBlock32 = 0, kUnitBytes = 110, kBlocks = 8, kOffset = 4, kMin = 0;
+  static constexpr bool kS16 = true, kG16 = false, kSigned = false;
+  static void prep(const uint8_t* u, St& s) {
+    const float d = h2f_2(u + 108);
+    const uint8_t* sc = u + 96;
+    for (int i = 0; i < 16; ++i) {
+      const int lo = i < 8 ? (sc[i] & 0xF) : (sc[i - 8] >> 4);
+      const int hi = (sc[8 + (i % 4)] >> (2 * (i / 4))) & 3;
+      s.a[i] = d * static_cast<float>((lo | (hi << 4)) - 32);
+    }
+  }
+  static __m256i wq(const uint8_t* u, int b) {
+    const int n = b / 4, j = b % 4;
+    const __m256i lo = shifted_bits(u + 32 + 32 * n, 2 * j, 3);
+    return _mm256_or_si256(lo, _mm256_slli_epi16(shifted_bits(u, 4 * n + j, 1), 2));
+  }
+};
+static inline void prep_k4(const uint8_t* u, St& s) {
+  const float d = h2f_2(u), dmin = h2f_2(u + 2);
+  const uint8_t* q = u + 4;
+  for (int j = 0; j < 8; ++j) {
+    int sc, m;
+    if (j < 4) {
+      sc = q[j] & 63;
+      m = q[j + 4] & 63;
+    } else {
+      sc = (q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4);
+      m = (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
+    }
+    s.a[j] = d * static_cast<float>(sc);
+    s.mn[j] = dmin * static_cast<float>(m);
+  }
+}
+struct Q4_K {
+  static constexpr int kBlock32 = 0, kUnitBytes = 144, kBlocks = 8, kOffset = 0, kMin = 8;
+  static constexpr bool kS16 = false, kG16 = false, kSigned = false;
+  static void prep(const uint8_t* u, St& s) { prep_k4(u, s); }
+  static __m256i wq(const uint8_t* u, int b) { return shifted_bits(u + 16 + 32 * (b / 2), 4 * (b % 2), 0xF); }
+};
+struct Q5_K {
+  static constexpr int kBlock32 = 0, kUnitBytes = 176, kBlocks = 8, kOffset = 0, kMin = 8;
+  static constexpr bool kS16 = false, kG16 = false, kSigned = false;
+  static void prep(const uint8_t* u, St& s) { prep_k4(u, s); }
+  static __m256i wq(const uint8_t* u, int b) {
+    const __m256i lo = shifted_bits(u + 48 + 32 * (b / 2), 4 * (b % 2), 0xF);
+    return _mm256_or_si256(lo, _mm256_slli_epi16(shifted_bits(u + 16, b, 1), 4));
+  }
+};
+struct Q6_K {
+  static constexpr int kBlock32 = 0, kUnitBytes = 210, kBlocks = 8, kOffset = 32, kMin = 0;
+  static constexpr bool kS16 = true, kG16 = false, kSigned = false;
+  static void prep(const uint8_t* u, St& s) {
+    const float d = h2f_2(u + 208);
+    for (int g = 0; g < 16; ++g) s.a[g] = d * static_cast<float>(static_cast<int8_t>(u[192 + g]));
+  }
+  static __m256i wq(const uint8_t* u, int b) {
+    const int n = b / 4, j = b % 4;
+    const __m256i lo = shifted_bits(u + 64 * n + 32 * (j % 2), 4 * (j / 2), 0xF);
+    return _mm256_or_si256(lo, _mm256_slli_epi16(shifted_bits(u + 128 + 32 * n, 2 * j, 3), 4));
+  }
+};
+
+template <class T, int NR, int NT>
+__attribute__((always_inline)) inline void unit_step(__m256 (&acc)[NR][NT], float (&macc)[NR][NT],
+                                                     const uint8_t* const (&up)[NR], const XQuant& xq, int64_t t0,
+                                                     int64_t u) {
+  St st[NR];
+  for (int r = 0; r < NR; ++r) T::prep(up[r], st[r]);
+  const __m256i ones = _mm256_set1_epi16(1);
+  for (int b = 0; b < T::kBlocks; ++b) {
+    const int64_t e = (u * T::kBlocks + b) * 32;
+    __m256i wv[NR];
+    __m256 av[NR];
+    for (int r = 0; r < NR; ++r) {
+      wv[r] = T::wq(up[r], b);
+      av[r] = T::kS16 ? _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_set1_ps(st[r].a[2 * b])), _mm_set1_ps(st[r].a[2 * b + 1]), 1)
+                      : _mm256_set1_ps(st[r].a[b]);
+    }
+    for (int t = 0; t < NT; ++t) {
+      const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq.qs(t0 + t) + e));
+      const __m256i ls = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq.ls(t0 + t) + e / 4));
+      const __m256 dxv = _mm256_broadcast_ss(xq.dx(t0 + t) + e / 32);
+      for (int r = 0; r < NR; ++r) {
+        __m256i p16;
+        if constexpr (T::kSigned) p16 = _mm256_maddubs_epi16(_mm256_sign_epi8(wv[r], wv[r]), _mm256_sign_epi8(xv, wv[r]));
+        else p16 = _mm256_maddubs_epi16(wv[r], xv);
+        const __m256i isum = _mm256_add_epi32(_mm256_madd_epi16(p16, ones), ls);
+        acc[r][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(av[r], dxv), acc[r][t]);
+      }
+    }
+  }
+  if constexpr (T::kMin > 0) {
+    for (int t = 0; t < NT; ++t) {
+      const float* g = T::kG16 ? xq.g16(t0 + t) + u * 16 : xq.g32(t0 + t) + u * T::kBlocks;
+      for (int r = 0; r < NR; ++r)
+        for (int i = 0; i < T::kMin; ++i) macc[r][t] += st[r].mn[i] * g[i];
+    }
+  }
+}
+
+template <class T, int NR, int NT>
+void tile(const MatArgs& a, int64_t r0, int64_t t0) {
+  const int64_t n_units = a.w.n_cols / (32 * T::kBlocks);
+  __m256 acc[NR][NT];
+  float macc[NR][NT];
+  for (int r = 0; r < NR; ++r)
+    for (int t = 0; t < NT; ++t) acc[r][t] = _mm256_setzero_ps(), macc[r][t] = 0.0f;
+  const uint8_t* rows[NR];
+  for (int r = 0; r < NR; ++r) rows[r] = a.w.data + (r0 + r) * a.w.row_bytes;
+  for (int64_t u = 0; u < n_units; ++u) {
+    const uint8_t* up[NR];
+    for (int r = 0; r < NR; ++r) {
+      up[r] = rows[r] + u * T::kUnitBytes;
+      _mm_prefetch(reinterpret_cast<const char*>(up[r] + 256), _MM_HINT_T0);
+    }
+    unit_step<T, NR, NT>(acc, macc, up, *a.xq, t0, u);
+  }
+  for (int t = 0; t < NT; ++t)
+    for (int r = 0; r < NR; ++r) a.y[(t0 + t) * a.ldy + r0 + r] = hsum256(acc[r][t]) - macc[r][t];
+}
+
+template <class T>
+void rect(const MatArgs& a, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
+  int64_t r = r0;
+  // 2 x 3 tiles: 6 accumulators + weights, scales and x fit the 16 ymm registers.
+  for (; r + 2 <= r1; r += 2) {
+    int64_t t = t0;
+    for (; t + 3 <= t1; t += 3) tile<T, 2, 3>(a, r, t);
+    for (; t < t1; ++t) tile<T, 2, 1>(a, r, t);
+  }
+  for (; r < r1; ++r) {
+    int64_t t = t0;
+    for (; t + 3 <= t1; t += 3) tile<T, 1, 3>(a, r, t);
+    for (; t < t1; ++t) tile<T, 1, 1>(a, r, t);
+  }
+}
+
+template <class T>
+const MatmulKernel* kernel() {
+  static const MatmulKernel k{true, T::kOffset, rect<T>};
+  return &k;
+}
+
+}  // namespace
+
+const MatmulKernel* matmul_kernel_f_avx2(DType type);
+
+const MatmulKernel* matmul_kernel_avx2(DType type) {
+  switch (type) {
+    case DType::Q8_0: return kernel<Q8_0>();
+    case DType::Q4_0: return kernel<Q4_0>();
+    case DType::Q4_1: return kernel<Q4_1>();
+    case DType::Q5_0: return kernel<Q5_0>();
+    case DType::Q5_1: return kernel<Q5_1>();
+    case DType::Q2_K: return kernel<Q2_K>();
+    case DType::Q3_K: return kernel<Q3_K>();
+    case DType::Q4_K: return kernel<Q4_K>();
+    case DType::Q5_K: return kernel<Q5_K>();
+    case DType::Q6_K: return kernel<Q6_K>();
+    default: return matmul_kernel_f_avx2(type);
+  }
+}
+
+}  // namespace nt::detail
