@@ -92,6 +92,9 @@ int cmd_quantize(int argc, char** argv) {
 
   GgufWriter w;
   for (const auto& kv : f.kvs()) w.set_value(kv.key, kv.value);
+  // appended last, as llama.cpp does
+  w.remove_key("general.quantization_version");
+  w.remove_key("general.file_type");
   w.set_u32("general.quantization_version", 2);
   w.set_u32("general.file_type", preset->ftype);
   for (size_t i = 0; i < f.tensors().size(); ++i) {
