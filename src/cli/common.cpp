@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <map>
 
+#include "hub/hub.h"
+
 namespace nt::cli {
 
 std::vector<std::string> normalize_args(int argc, char** argv) {
@@ -89,7 +91,12 @@ void add_model_options(CLI::App& app, ModelArgs& args) {
 Result<std::string> resolve_model(const ModelArgs& args) {
   if (!args.hf_repo.empty()) {
     if (!args.model.empty()) return Error{"give either -m or -hf, not both"};
-    return Error{"-hf is not available in this build yet"};  // replaced by the hub layer
+    // Pulls into the HF cache when missing (progress on stderr); HF_HUB_OFFLINE=1 uses the cache only.
+    hub::PullOptions o;
+    o.spec = args.hf_repo;
+    auto r = hub::pull(o);
+    if (!r.ok()) return Error{"-hf " + args.hf_repo + ": " + r.error().message};
+    return r->path();
   }
   return resolve_model(args.model);
 }
