@@ -60,17 +60,18 @@ void run_kernel(const detail::MatmulKernel& k, const MatView& w, const float* x,
   thread_local detail::XQuant xq;
   detail::MatArgs a{w, x, ldx, nullptr, y, ldy};
   if (k.quantized_x) {
-    detail::quantize_x(x, ldx, w.n_cols, n_tokens, k.x_offset, xq, pool);
+    detail::quantize_x(x, ldx, w.n_cols, n_tokens, k.x_offset, k.x_quad, xq, pool);
     a.xq = &xq;
   }
-  const int64_t n_tb = (n_tokens + kTokenBlock - 1) / kTokenBlock;
-  const int64_t tb = (n_tokens + n_tb - 1) / n_tb;  // balanced token blocks
+  const int64_t n_tb0 = (n_tokens + kTokenBlock - 1) / kTokenBlock;
+  const int64_t tb = ((n_tokens + n_tb0 - 1) / n_tb0 + 11) / 12 * 12;
+  const int64_t n_tb = (n_tokens + tb - 1) / tb;  // balanced, whole tiles of 3 and 4
   // Row chunks (multiples of 4 rows): enough tasks for dynamic balance, small enough for L2 reuse.
   const int64_t want_tasks = 4 * static_cast<int64_t>(pool.n_threads());
   const int64_t n_rc_min = (want_tasks + n_tb - 1) / n_tb;
   int64_t rc = (w.n_rows + n_rc_min - 1) / n_rc_min;
-  if (n_tokens > 1) rc = std::min<int64_t>(rc, 64);
-  rc = std::max<int64_t>(4, (rc + 3) / 4 * 4);
+  if (n_tokens > 1) rc = std::min<int64_t>(rc, 60);
+  rc = std::max<int64_t>(12, (rc + 11) / 12 * 12);  // whole tiles of 2, 3 and 4 rows
   const int64_t n_rc = (w.n_rows + rc - 1) / rc;
   if (n_rc * n_tb == 1) {
     k.rect(a, 0, w.n_rows, 0, n_tokens);

@@ -1,9 +1,12 @@
 // kernels/matmul_q_avx512.cpp — quantized-weight matmul with AVX-512 VNNI. Activations come
-// quantized per 32 elements (xquant.h). Each weight type decodes 64 elements at a time ("pair")
-// into unsigned bytes (q + offset) in natural element order plus per-lane float scales; then
-//   isum = vpdpbusd(-offset * lanesum(x), w_u8, x_i8)      exact integer dot per 4-element lane
-//   acc += float(isum) * (w_scale * x_scale)               per lane, fixed order
-// and types with a min term accumulate sum(min_g * x_scale * sum(x_g)) separately. A tile of NR
+// quantized per 32 elements in the "quad" layout of xquant.h (per 128 elements: the even 8-byte
+// groups, then the odd ones). Each weight type decodes 64 elements at a time ("pair") into
+// unsigned bytes (q + offset) in natural order; two pairs are split into the same even/odd
+// halves w1, w2, so that each 32-bit lane holds 8 elements of one 16-element group. Then
+//   isum = vpdpbusd(vpdpbusd(-offset * lanesum(x), w1, x1), w2, x2)   exact integer dot per lane
+//   acc += float(isum) * (w_scale * x_scale)                           per lane, fixed order
+// (one float step per 128 elements), and types with a min term add -min_g * x_scale * sum(x_g)
+// into the same accumulators. A tile of NR
 // rows x NT tokens runs exactly the same per-accumulator sequence as a 1 x 1 tile, so every output
 // is bit-identical whatever the tiling (determinism contract).
 #include "kernels/kernels_internal.h"
@@ -12,9 +15,35 @@
 namespace nt::detail {
 namespace {
 
-static inline __m512i idx2x8() { return _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0); }
-static inline __m512i idx4x4() { return _mm512_set_epi32(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0); }
 static inline __m512i nib_lo() { return _mm512_set1_epi8(0x0F); }
+static inline __m512i idx4x4() { return _mm512_set_epi32(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0); }
+static inline __m512i idx8x2() { return _mm512_set_epi32(7, 7, 6, 6, 5, 5, 4, 4, 3, 3, 2, 2, 1, 1, 0, 0); }
+// Two natural pairs (128 elements) -> even / odd 8-byte groups.
+static inline void split_quad(__m512i n0, __m512i n1, __m512i& w1, __m512i& w2) {
+  w1 = _mm512_permutex2var_epi64(n0, _mm512_set_epi64(14, 12, 10, 8, 6, 4, 2, 0), n1);
+  w2 = _mm512_permutex2var_epi64(n0, _mm512_set_epi64(15, 13, 11, 9, 7, 5, 3, 1), n1);
+}
+// Four fp16 values as floats in lanes 0..3 (others 0).
+static inline __m512 four_halves(const uint8_t* u, int stride) {
+  uint64_t v = 0;
+  for (int i = 0; i < 4; ++i) {
+    uint16_t h;
+    std::memcpy(&h, u + i * stride, 2);
+    v |= static_cast<uint64_t>(h) << (16 * i);
+  }
+  return _mm512_castps128_ps512(_mm_cvtph_ps(_mm_cvtsi64_si128(static_cast<long long>(v))));
+}
+// Four 16-byte nibble blocks (qs of 4 consecutive 32-blocks, `stride` bytes apart) -> quad halves.
+static inline void nibbles_quad(const uint8_t* q, int stride, __m512i& w1, __m512i& w2) {
+  __m512i raw = _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q)));
+  raw = _mm512_inserti32x4(raw, _mm_loadu_si128(reinterpret_cast<const __m128i*>(q + stride)), 1);
+  raw = _mm512_inserti32x4(raw, _mm_loadu_si128(reinterpret_cast<const __m128i*>(q + 2 * stride)), 2);
+  raw = _mm512_inserti32x4(raw, _mm_loadu_si128(reinterpret_cast<const __m128i*>(q + 3 * stride)), 3);
+  // qword 2b of raw holds nibbles of block b elements 0-7 (low) and 16-23 (high); 2b+1: 8-15, 24-31.
+  const __m512i sh = _mm512_set_epi64(4, 0, 4, 0, 4, 0, 4, 0);
+  w1 = _mm512_and_si512(_mm512_srlv_epi64(_mm512_permutexvar_epi64(_mm512_set_epi64(6, 6, 4, 4, 2, 2, 0, 0), raw), sh), nib_lo());
+  w2 = _mm512_and_si512(_mm512_srlv_epi64(_mm512_permutexvar_epi64(_mm512_set_epi64(7, 7, 5, 5, 3, 3, 1, 1), raw), sh), nib_lo());
+}
 // Two 16-byte nibble blocks a, b -> 64 bytes [a lo, a hi, b lo, b hi] (each block's natural order).
 static inline __m512i nibbles_2x16(const uint8_t* a, const uint8_t* b) {
   const __m256i ab = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a))),
@@ -42,65 +71,84 @@ static inline __mmask64 bcast32_test(const uint8_t* p, int b0, int b1) {
 struct St {
   __m512 a16, mn16;
 };
-static inline uint32_t ld16(const uint8_t* p) { uint16_t h; std::memcpy(&h, p, 2); return h; }
 static inline uint32_t ld32(const uint8_t* p) { uint32_t w; std::memcpy(&w, p, 4); return w; }
-// Two fp16 values as floats in lanes 0 and 1 (others 0).
-static inline __m512 two_halves(const uint8_t* a, const uint8_t* b) {
-  return _mm512_castps128_ps512(_mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(ld16(a) | ld16(b) << 16))));
-}
 static inline __m512 bytes_to_ps(__m128i v) { return _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(v)); }
 
+// 32-element block types: a unit is 4 blocks (one quad); a16 / mn16 lanes 0-3 hold the blocks'
+// scales / minima.
+static inline __m512i q8_pair(const uint8_t* a, const uint8_t* b) {
+  const __m512i z = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a))),
+                                       _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b)), 1);
+  return _mm512_xor_si512(z, _mm512_set1_epi8(static_cast<char>(0x80)));
+}
+// The fifth bits of 4 Q5 blocks (qh words `stride` apart) as byte masks for the quad halves.
+static inline void q5_high(const uint8_t* qh, int stride, __mmask64& m1, __mmask64& m2) {
+  uint64_t a = 0, b = 0;
+  for (int i = 0; i < 4; ++i) {
+    const uint32_t h = ld32(qh + i * stride);
+    a |= static_cast<uint64_t>((h & 0xFFu) | ((h >> 8) & 0xFF00u)) << (16 * i);          // elements 0-7, 16-23
+    b |= static_cast<uint64_t>(((h >> 8) & 0xFFu) | ((h >> 16) & 0xFF00u)) << (16 * i);  // elements 8-15, 24-31
+  }
+  m1 = a;
+  m2 = b;
+}
 struct Q8_0 {
-  static constexpr int kBlock32 = 34, kUnitBytes = 68, kPairs = 1, kOffset = 128, kMin = 0;
+  static constexpr int kBlock32 = 34, kUnitBytes = 136, kQuads = 1, kOffset = 128, kMin = 0;
   static constexpr bool kG16 = false, kS16 = false;
-  static void prep(const uint8_t* u, St& s) { s.a16 = two_halves(u, u + 34); }
-  static __m512i wq(const uint8_t* u, int) {
-    const __m512i z = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(u + 2))),
-                                         _mm256_loadu_si256(reinterpret_cast<const __m256i*>(u + 36)), 1);
-    return _mm512_xor_si512(z, _mm512_set1_epi8(static_cast<char>(0x80)));
+  static void prep(const uint8_t* u, St& s) { s.a16 = four_halves(u, 34); }
+  static void quad(const uint8_t* u, int, __m512i& w1, __m512i& w2) {
+    split_quad(q8_pair(u + 2, u + 36), q8_pair(u + 70, u + 104), w1, w2);
   }
 };
 struct Q4_0 {
-  static constexpr int kBlock32 = 18, kUnitBytes = 36, kPairs = 1, kOffset = 8, kMin = 0;
+  static constexpr int kBlock32 = 18, kUnitBytes = 72, kQuads = 1, kOffset = 8, kMin = 0;
   static constexpr bool kG16 = false, kS16 = false;
-  static void prep(const uint8_t* u, St& s) { s.a16 = two_halves(u, u + 18); }
-  static __m512i wq(const uint8_t* u, int) { return nibbles_2x16(u + 2, u + 20); }
+  static void prep(const uint8_t* u, St& s) { s.a16 = four_halves(u, 18); }
+  static void quad(const uint8_t* u, int, __m512i& w1, __m512i& w2) { nibbles_quad(u + 2, 18, w1, w2); }
 };
 struct Q4_1 {
-  static constexpr int kBlock32 = 20, kUnitBytes = 40, kPairs = 1, kOffset = 0, kMin = 2;
+  static constexpr int kBlock32 = 20, kUnitBytes = 80, kQuads = 1, kOffset = 0, kMin = 4;
   static constexpr bool kG16 = false, kS16 = false;
   static void prep(const uint8_t* u, St& s) {
-    s.a16 = two_halves(u, u + 20);
-    s.mn16 = two_halves(u + 2, u + 22);
+    s.a16 = four_halves(u, 20);
+    s.mn16 = four_halves(u + 2, 20);
   }
-  static __m512i wq(const uint8_t* u, int) { return nibbles_2x16(u + 4, u + 24); }
+  static void quad(const uint8_t* u, int, __m512i& w1, __m512i& w2) { nibbles_quad(u + 4, 20, w1, w2); }
 };
-static inline __mmask64 q5_high(const uint8_t* qh0, const uint8_t* qh1) {
-  return static_cast<__mmask64>(ld32(qh0)) | static_cast<__mmask64>(ld32(qh1)) << 32;
-}
 struct Q5_0 {
-  static constexpr int kBlock32 = 22, kUnitBytes = 44, kPairs = 1, kOffset = 16, kMin = 0;
+  static constexpr int kBlock32 = 22, kUnitBytes = 88, kQuads = 1, kOffset = 16, kMin = 0;
   static constexpr bool kG16 = false, kS16 = false;
-  static void prep(const uint8_t* u, St& s) { s.a16 = two_halves(u, u + 22); }
-  static __m512i wq(const uint8_t* u, int) {
-    const __m512i z = nibbles_2x16(u + 6, u + 28);
-    return _mm512_mask_add_epi8(z, q5_high(u + 2, u + 24), z, _mm512_set1_epi8(16));
+  static void prep(const uint8_t* u, St& s) { s.a16 = four_halves(u, 22); }
+  static void quad(const uint8_t* u, int, __m512i& w1, __m512i& w2) {
+    nibbles_quad(u + 6, 22, w1, w2);
+    __mmask64 m1, m2;
+    q5_high(u + 2, 22, m1, m2);
+    w1 = _mm512_mask_add_epi8(w1, m1, w1, _mm512_set1_epi8(16));
+    w2 = _mm512_mask_add_epi8(w2, m2, w2, _mm512_set1_epi8(16));
   }
 };
 struct Q5_1 {
-  static constexpr int kBlock32 = 24, kUnitBytes = 48, kPairs = 1, kOffset = 0, kMin = 2;
+  static constexpr int kBlock32 = 24, kUnitBytes = 96, kQuads = 1, kOffset = 0, kMin = 4;
   static constexpr bool kG16 = false, kS16 = false;
   static void prep(const uint8_t* u, St& s) {
-    s.a16 = two_halves(u, u + 24);
-    s.mn16 = two_halves(u + 2, u + 26);
+    s.a16 = four_halves(u, 24);
+    s.mn16 = four_halves(u + 2, 24);
   }
-  static __m512i wq(const uint8_t* u, int) {
-    const __m512i z = nibbles_2x16(u + 8, u + 32);
-    return _mm512_mask_add_epi8(z, q5_high(u + 4, u + 28), z, _mm512_set1_epi8(16));
+  static void quad(const uint8_t* u, int, __m512i& w1, __m512i& w2) {
+    nibbles_quad(u + 8, 24, w1, w2);
+    __mmask64 m1, m2;
+    q5_high(u + 4, 24, m1, m2);
+    w1 = _mm512_mask_add_epi8(w1, m1, w1, _mm512_set1_epi8(16));
+    w2 = _mm512_mask_add_epi8(w2, m2, w2, _mm512_set1_epi8(16));
   }
 };
+// K-quants: a unit is a 256-element super-block (two quads), decoded as natural pairs then split.
+template <class T>
+static inline void quad_from_pairs(const uint8_t* u, int q, __m512i& w1, __m512i& w2) {
+  split_quad(T::wq(u, 2 * q), T::wq(u, 2 * q + 1), w1, w2);
+}
 struct Q2_K {
-  static constexpr int kBlock32 = 0, kUnitBytes = 84, kPairs = 4, kOffset = 0, kMin = 16;
+  static constexpr int kBlock32 = 0, kUnitBytes = 84, kQuads = 2, kOffset = 0, kMin = 16;
   static constexpr bool kG16 = true, kS16 = true;
   static void prep(const uint8_t* u, St& s) {
     const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(u));
@@ -112,9 +160,10 @@ struct Q2_K {
     const int s = 2 * (p & 1);
     return _mm512_and_si512(bcast32_shift(u + 16 + 32 * (p >> 1), 2 * s, 2 * s + 2), _mm512_set1_epi8(3));
   }
+  static void quad(const uint8_t* u, int q, __m512i& w1, __m512i& w2) { quad_from_pairs<Q2_K>(u, q, w1, w2); }
 };
 struct Q3_K {
-  static constexpr int kBlock32 = 0, kUnitBytes = 110, kPairs = 4, kOffset = 4, kMin = 0;
+  static constexpr int kBlock32 = 0, kUnitBytes = 110, kQuads = 2, kOffset = 4, kMin = 0;
   static constexpr bool kG16 = false, kS16 = true;
   static void prep(const uint8_t* u, St& s) {
     const uint32_t w0 = ld32(u + 96), w1 = ld32(u + 100), w2 = ld32(u + 104);
@@ -131,6 +180,7 @@ struct Q3_K {
     const __m512i lo = _mm512_and_si512(bcast32_shift(u + 32 + 32 * n, 2 * s, 2 * s + 2), _mm512_set1_epi8(3));
     return _mm512_mask_add_epi8(lo, bcast32_test(u, 4 * n + s, 4 * n + s + 1), lo, _mm512_set1_epi8(4));
   }
+  static void quad(const uint8_t* u, int q, __m512i& w1, __m512i& w2) { quad_from_pairs<Q3_K>(u, q, w1, w2); }
 };
 // Q4_K / Q5_K scales: lanes 0-7 d * scale_j, lanes 8-15 dmin * min_j (the tile loads the x group
 // sums into lanes 8-15 for these types, so lanes 0-7 of mn16 meet zeros there).
@@ -144,22 +194,24 @@ static inline void prep_k4(const uint8_t* u, St& s) {
   s.mn16 = _mm512_sub_ps(_mm512_setzero_ps(), s.a16);
 }
 struct Q4_K {
-  static constexpr int kBlock32 = 0, kUnitBytes = 144, kPairs = 4, kOffset = 0, kMin = 8;
+  static constexpr int kBlock32 = 0, kUnitBytes = 144, kQuads = 2, kOffset = 0, kMin = 8;
   static constexpr bool kG16 = false, kS16 = false;
   static void prep(const uint8_t* u, St& s) { prep_k4(u, s); }
   static __m512i wq(const uint8_t* u, int p) { return _mm512_and_si512(bcast32_shift(u + 16 + 32 * p, 0, 4), nib_lo()); }
+  static void quad(const uint8_t* u, int q, __m512i& w1, __m512i& w2) { quad_from_pairs<Q4_K>(u, q, w1, w2); }
 };
 struct Q5_K {
-  static constexpr int kBlock32 = 0, kUnitBytes = 176, kPairs = 4, kOffset = 0, kMin = 8;
+  static constexpr int kBlock32 = 0, kUnitBytes = 176, kQuads = 2, kOffset = 0, kMin = 8;
   static constexpr bool kG16 = false, kS16 = false;
   static void prep(const uint8_t* u, St& s) { prep_k4(u, s); }
   static __m512i wq(const uint8_t* u, int p) {
     const __m512i lo = _mm512_and_si512(bcast32_shift(u + 48 + 32 * p, 0, 4), nib_lo());
     return _mm512_mask_add_epi8(lo, bcast32_test(u + 16, 2 * p, 2 * p + 1), lo, _mm512_set1_epi8(16));
   }
+  static void quad(const uint8_t* u, int q, __m512i& w1, __m512i& w2) { quad_from_pairs<Q5_K>(u, q, w1, w2); }
 };
 struct Q6_K {
-  static constexpr int kBlock32 = 0, kUnitBytes = 210, kPairs = 4, kOffset = 32, kMin = 0;
+  static constexpr int kBlock32 = 0, kUnitBytes = 210, kQuads = 2, kOffset = 32, kMin = 0;
   static constexpr bool kG16 = false, kS16 = true;
   static void prep(const uint8_t* u, St& s) {
     const __m512 sc = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(u + 192))));
@@ -174,33 +226,34 @@ struct Q6_K {
                                : _mm512_sllv_epi64(h, _mm512_inserti64x4(_mm512_set1_epi64(4), _mm256_set1_epi64x(2), 1));
     return _mm512_or_si512(lo, _mm512_and_si512(hs, _mm512_set1_epi8(0x30)));
   }
+  static void quad(const uint8_t* u, int q, __m512i& w1, __m512i& w2) { quad_from_pairs<Q6_K>(u, q, w1, w2); }
 };
 
 // One tile: rows r0..r0+NR, tokens t0..t0+NT.
-// One unit (kPairs pairs) of a tile into acc. Min-term types add -min_g * x_scale * sum(x_g) into
-// the same accumulators (mn16 holds -min_g).
+// One unit (kQuads quads of 128 elements) of a tile into acc. Min-term types add
+// -min_g * x_scale * sum(x_g) into the same accumulators (mn16 holds -min_g).
 template <class T, int NR, int NT>
 __attribute__((always_inline)) inline void unit_step(__m512 (&acc)[NR][NT], const uint8_t* const (&up)[NR],
                                                      const XQuant& xq, int64_t t0, int64_t u) {
-  const __m512i aidx = T::kS16 ? idx4x4() : idx2x8();
   St st[NR];
   for (int r = 0; r < NR; ++r) T::prep(up[r], st[r]);
-  for (int p = 0; p < T::kPairs; ++p) {
-    const int64_t e = u * 64 * T::kPairs + 64 * p;  // first element of this pair
-    __m512i wv[NR];
+  for (int q = 0; q < T::kQuads; ++q) {
+    const int64_t e = (u * T::kQuads + q) * 128;  // first element of this quad
+    __m512i w1[NR], w2[NR];
     __m512 av[NR];
-    const __m512i pidx = _mm512_add_epi32(aidx, _mm512_set1_epi32((T::kS16 ? 4 : 2) * p));
+    const __m512i aidx = T::kS16 ? _mm512_add_epi32(idx8x2(), _mm512_set1_epi32(8 * q))
+                                 : _mm512_add_epi32(idx4x4(), _mm512_set1_epi32(4 * q));
     for (int r = 0; r < NR; ++r) {
-      wv[r] = T::wq(up[r], p);
-      av[r] = _mm512_permutexvar_ps(pidx, st[r].a16);
+      T::quad(up[r], q, w1[r], w2[r]);
+      av[r] = _mm512_permutexvar_ps(aidx, st[r].a16);
     }
     for (int t = 0; t < NT; ++t) {
-      const __m512i xv = _mm512_loadu_si512(xq.qs(t0 + t) + e);
-      const __m512i ls = _mm512_loadu_si512(xq.ls(t0 + t) + e / 4);
-      const __m512 dxv = _mm512_permutexvar_ps(
-          idx2x8(), _mm512_castps128_ps512(_mm_castpd_ps(_mm_load_sd(reinterpret_cast<const double*>(xq.dx(t0 + t) + e / 32)))));
+      const int8_t* xs = xq.qs(t0 + t) + e;
+      const __m512i x1 = _mm512_loadu_si512(xs), x2 = _mm512_loadu_si512(xs + 64);
+      const __m512i ls = _mm512_loadu_si512(xq.ls(t0 + t) + e / 8);
+      const __m512 dxv = _mm512_permutexvar_ps(idx4x4(), _mm512_castps128_ps512(_mm_loadu_ps(xq.dx(t0 + t) + e / 32)));
       for (int r = 0; r < NR; ++r) {
-        const __m512i isum = _mm512_dpbusd_epi32(ls, wv[r], xv);
+        const __m512i isum = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(ls, w1[r], x1), w2[r], x2);
         acc[r][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(av[r], dxv), acc[r][t]);
       }
     }
@@ -211,7 +264,7 @@ __attribute__((always_inline)) inline void unit_step(__m512 (&acc)[NR][NT], cons
     constexpr bool kHigh = T::kMin == 8;
     const __mmask16 mk = kHigh ? static_cast<__mmask16>(0xFF00) : static_cast<__mmask16>((1u << T::kMin) - 1);
     for (int t = 0; t < NT; ++t) {
-      const float* g = T::kG16 ? xq.g16(t0 + t) + u * 16 : xq.g32(t0 + t) + u * (2 * T::kPairs);
+      const float* g = T::kG16 ? xq.g16(t0 + t) + u * 16 : xq.g32(t0 + t) + u * (4 * T::kQuads);
       const __m512 gv = _mm512_maskz_loadu_ps(mk, kHigh ? g - 8 : g);
       for (int r = 0; r < NR; ++r) acc[r][t] = _mm512_fmadd_ps(st[r].mn16, gv, acc[r][t]);
     }
@@ -224,7 +277,7 @@ void tile(const MatArgs& a, int64_t r0, int64_t t0) {
   const XQuant& xq = *a.xq;
   const int64_t n_cols = a.w.n_cols;
   constexpr bool kBlocks32 = T::kBlock32 != 0;
-  const int64_t n_full = kBlocks32 ? n_cols / 64 : n_cols / 256;
+  const int64_t n_full = n_cols / (128 * T::kQuads);
   __m512 acc[NR][NT];
   for (int r = 0; r < NR; ++r)
     for (int t = 0; t < NT; ++t) acc[r][t] = _mm512_setzero_ps();
@@ -238,13 +291,13 @@ void tile(const MatArgs& a, int64_t r0, int64_t t0) {
     }
     unit_step<T, NR, NT>(acc, up, xq, t0, u);
   }
-  if (kBlocks32 && (n_cols / 32) % 2 == 1) {
-    // One block left: run it as a pair whose second block is all zero (d = 0, x padding is 0).
+  if (kBlocks32 && n_cols % 128 != 0) {
+    // 1-3 blocks left: run them as a quad whose missing blocks are all zero (d = 0, x padding 0).
     alignas(64) uint8_t tail_buf[NR][T::kUnitBytes + 64];
     const uint8_t* up[NR];
     for (int r = 0; r < NR; ++r) {
       std::memset(tail_buf[r], 0, sizeof tail_buf[r]);
-      std::memcpy(tail_buf[r], rows[r] + n_full * T::kUnitBytes, kBlocks32 ? T::kBlock32 : 1);
+      std::memcpy(tail_buf[r], rows[r] + n_full * T::kUnitBytes, static_cast<size_t>(a.w.row_bytes - n_full * T::kUnitBytes));
       up[r] = tail_buf[r];
     }
     unit_step<T, NR, NT>(acc, up, xq, t0, n_full);
@@ -253,13 +306,14 @@ void tile(const MatArgs& a, int64_t r0, int64_t t0) {
     for (int r = 0; r < NR; ++r) a.y[(t0 + t) * a.ldy + r0 + r] = hsum512(acc[r][t]);
 }
 
+// 3 x 4 tiles: 12 accumulators + 6 weight vectors + 3 scales + x fit the 32 zmm registers.
 template <class T>
 void rect(const MatArgs& a, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
   int64_t r = r0;
-  for (; r + 4 <= r1; r += 4) {
+  for (; r + 3 <= r1; r += 3) {
     int64_t t = t0;
-    for (; t + 4 <= t1; t += 4) tile<T, 4, 4>(a, r, t);
-    for (; t < t1; ++t) tile<T, 4, 1>(a, r, t);
+    for (; t + 4 <= t1; t += 4) tile<T, 3, 4>(a, r, t);
+    for (; t < t1; ++t) tile<T, 3, 1>(a, r, t);
   }
   for (; r < r1; ++r) {
     int64_t t = t0;
@@ -270,7 +324,7 @@ void rect(const MatArgs& a, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
 
 template <class T>
 const MatmulKernel* kernel() {
-  static const MatmulKernel k{true, T::kOffset, rect<T>};
+  static const MatmulKernel k{true, T::kOffset, true, rect<T>};
   return &k;
 }
 

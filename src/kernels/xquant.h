@@ -19,6 +19,7 @@ namespace nt::detail {
 struct XQuant {
   int64_t n = 0, npad = 0, stride = 0;  // stride: bytes per token
   int offset = 0;
+  bool quad = false;
   std::vector<uint8_t> buf;
 
   const int8_t* qs(int64_t t) const { return reinterpret_cast<const int8_t*>(buf.data() + t * stride); }
@@ -30,7 +31,7 @@ struct XQuant {
 
 // Quantizes n_tokens rows of x (row stride ldx) into xq (reusing its buffer); parallel over tokens
 // when there are several. Each row's result depends only on that row.
-void quantize_x(const float* x, int64_t ldx, int64_t n, int64_t n_tokens, int offset, XQuant& xq,
+void quantize_x(const float* x, int64_t ldx, int64_t n, int64_t n_tokens, int offset, bool quad, XQuant& xq,
                 ThreadPool& pool);
 
 }  // namespace nt::detail
