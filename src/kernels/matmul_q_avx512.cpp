@@ -233,10 +233,24 @@ struct Q6_K {
 // One unit (kQuads quads of 128 elements) of a tile into acc. Min-term types add
 // -min_g * x_scale * sum(x_g) into the same accumulators (mn16 holds -min_g).
 template <class T, int NR, int NT>
+// xb[t]: token t's quantized row (xquant.h layout): qs at +0, ls at +npad, dx at +2 npad, g32
+// after dx (npad / 32 floats), g16 after g32.
 __attribute__((always_inline)) inline void unit_step(__m512 (&acc)[NR][NT], const uint8_t* const (&up)[NR],
-                                                     const XQuant& xq, int64_t t0, int64_t u) {
+                                                     const uint8_t* const (&xb)[NT], int64_t npad, int64_t u) {
   St st[NR];
   for (int r = 0; r < NR; ++r) T::prep(up[r], st[r]);
+  if constexpr (T::kMin > 0) {
+    // Q4_K/Q5_K keep their 8 mins in lanes 8-15: load the 8 group sums there (masked lanes are
+    // not read). Others: kMin groups in the low lanes.
+    constexpr bool kHigh = T::kMin == 8;
+    const __mmask16 mk = kHigh ? static_cast<__mmask16>(0xFF00) : static_cast<__mmask16>((1u << T::kMin) - 1);
+    for (int t = 0; t < NT; ++t) {
+      const float* dx = reinterpret_cast<const float*>(xb[t] + 2 * npad);
+      const float* g = T::kG16 ? dx + npad / 16 + u * 16 : dx + npad / 32 + u * (4 * T::kQuads);
+      const __m512 gv = _mm512_maskz_loadu_ps(mk, kHigh ? g - 8 : g);
+      for (int r = 0; r < NR; ++r) acc[r][t] = _mm512_fmadd_ps(st[r].mn16, gv, acc[r][t]);
+    }
+  }
   for (int q = 0; q < T::kQuads; ++q) {
     const int64_t e = (u * T::kQuads + q) * 128;  // first element of this quad
     __m512i w1[NR], w2[NR];
@@ -248,25 +262,15 @@ __attribute__((always_inline)) inline void unit_step(__m512 (&acc)[NR][NT], cons
       av[r] = _mm512_permutexvar_ps(aidx, st[r].a16);
     }
     for (int t = 0; t < NT; ++t) {
-      const int8_t* xs = xq.qs(t0 + t) + e;
+      const uint8_t* xs = xb[t] + e;
       const __m512i x1 = _mm512_loadu_si512(xs), x2 = _mm512_loadu_si512(xs + 64);
-      const __m512i ls = _mm512_loadu_si512(xq.ls(t0 + t) + e / 8);
-      const __m512 dxv = _mm512_permutexvar_ps(idx4x4(), _mm512_castps128_ps512(_mm_loadu_ps(xq.dx(t0 + t) + e / 32)));
+      const __m512i ls = _mm512_loadu_si512(xb[t] + npad + e / 2);
+      const __m512 dxv = _mm512_permutexvar_ps(
+          idx4x4(), _mm512_castps128_ps512(_mm_loadu_ps(reinterpret_cast<const float*>(xb[t] + 2 * npad + e / 8))));
       for (int r = 0; r < NR; ++r) {
         const __m512i isum = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(ls, w1[r], x1), w2[r], x2);
         acc[r][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(av[r], dxv), acc[r][t]);
       }
-    }
-  }
-  if constexpr (T::kMin > 0) {
-    // Q4_K/Q5_K keep their 8 mins in lanes 8-15: load the 8 group sums there (masked lanes are
-    // not read). Others: kMin groups in the low lanes.
-    constexpr bool kHigh = T::kMin == 8;
-    const __mmask16 mk = kHigh ? static_cast<__mmask16>(0xFF00) : static_cast<__mmask16>((1u << T::kMin) - 1);
-    for (int t = 0; t < NT; ++t) {
-      const float* g = T::kG16 ? xq.g16(t0 + t) + u * 16 : xq.g32(t0 + t) + u * (4 * T::kQuads);
-      const __m512 gv = _mm512_maskz_loadu_ps(mk, kHigh ? g - 8 : g);
-      for (int r = 0; r < NR; ++r) acc[r][t] = _mm512_fmadd_ps(st[r].mn16, gv, acc[r][t]);
     }
   }
 }
@@ -283,13 +287,16 @@ void tile(const MatArgs& a, int64_t r0, int64_t t0) {
     for (int t = 0; t < NT; ++t) acc[r][t] = _mm512_setzero_ps();
   const uint8_t* rows[NR];
   for (int r = 0; r < NR; ++r) rows[r] = a.w.data + (r0 + r) * a.w.row_bytes;
+  const uint8_t* xb[NT];
+  for (int t = 0; t < NT; ++t) xb[t] = reinterpret_cast<const uint8_t*>(xq.qs(t0 + t));
+  const int64_t npad = xq.npad;
   for (int64_t u = 0; u < n_full; ++u) {
     const uint8_t* up[NR];
     for (int r = 0; r < NR; ++r) {
       up[r] = rows[r] + u * T::kUnitBytes;
       _mm_prefetch(reinterpret_cast<const char*>(up[r] + 4 * T::kUnitBytes), _MM_HINT_T0);
     }
-    unit_step<T, NR, NT>(acc, up, xq, t0, u);
+    unit_step<T, NR, NT>(acc, up, xb, npad, u);
   }
   if (kBlocks32 && n_cols % 128 != 0) {
     // 1-3 blocks left: run them as a quad whose missing blocks are all zero (d = 0, x padding 0).
@@ -300,7 +307,7 @@ void tile(const MatArgs& a, int64_t r0, int64_t t0) {
       std::memcpy(tail_buf[r], rows[r] + n_full * T::kUnitBytes, static_cast<size_t>(a.w.row_bytes - n_full * T::kUnitBytes));
       up[r] = tail_buf[r];
     }
-    unit_step<T, NR, NT>(acc, up, xq, t0, n_full);
+    unit_step<T, NR, NT>(acc, up, xb, npad, n_full);
   }
   for (int t = 0; t < NT; ++t)
     for (int r = 0; r < NR; ++r) a.y[(t0 + t) * a.ldy + r0 + r] = hsum512(acc[r][t]);

@@ -1,5 +1,7 @@
 #include "kernels/xquant.h"
 
+#include "kernels/cpu_features.h"
+
 #include <cmath>
 #include <cstring>
 
@@ -7,7 +9,7 @@ namespace nt::detail {
 
 namespace {
 
-void quantize_one(const float* x, int64_t n, int offset, const XQuant& xq, int64_t t) {
+void quantize_one_portable(const float* x, int64_t n, int offset, const XQuant& xq, int64_t t) {
   auto* qs = const_cast<int8_t*>(xq.qs(t));
   auto* ls = const_cast<int32_t*>(xq.ls(t));
   auto* dx = const_cast<float*>(xq.dx(t));
@@ -52,6 +54,11 @@ void quantize_one(const float* x, int64_t n, int offset, const XQuant& xq, int64
       }
     }
   }
+}
+
+void quantize_one(const float* x, int64_t n, int offset, const XQuant& xq, int64_t t) {
+  if (xq.quad && simd_level() == SimdLevel::Avx512) quantize_row_quad_avx512(x, n, offset, xq, t);
+  else quantize_one_portable(x, n, offset, xq, t);
 }
 
 }  // namespace

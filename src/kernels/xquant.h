@@ -34,4 +34,8 @@ struct XQuant {
 void quantize_x(const float* x, int64_t ldx, int64_t n, int64_t n_tokens, int offset, bool quad, XQuant& xq,
                 ThreadPool& pool);
 
+// The AVX-512 version of one token's quantization in the quad layout (xquant_avx512.cpp); only
+// called when the CPU has AVX-512.
+void quantize_row_quad_avx512(const float* x, int64_t n, int offset, const XQuant& xq, int64_t t);
+
 }  // namespace nt::detail
