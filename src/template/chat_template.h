@@ -9,6 +9,7 @@
 // output size, recursion depth), so no template can hang or exhaust memory.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -30,8 +31,9 @@ struct ChatTemplateOptions {
   // YYYY-MM-DD used by strftime_now (midnight of that day); unset = the current local date/time.
   std::optional<std::string> date;
   // Extra template variables (tools, documents, enable_thinking, ...): a JSON object whose keys
-  // become variables. `tools` and `documents` default to none, as HF passes them.
-  nlohmann::json extra_context;
+  // become variables. `tools` and `documents` default to none, as HF passes them. Ordered, so
+  // dicts keep their key order as Python's do (a plain nlohmann::json converts implicitly).
+  nlohmann::ordered_json extra_context;
 };
 
 // Limits that bound any render (defaults are far above what real templates need).
@@ -48,9 +50,12 @@ class ChatTemplate {
   static Result<ChatTemplate> parse(std::string_view source, std::string_view name);
 
   // messages: a JSON array of message objects ({"role": ..., "content": ...}, any extra keys).
+  // Prefer ordered_json (parse with nlohmann::ordered_json::parse): nlohmann::json sorts object
+  // keys, so `message|tojson` or `.items()` would see them in a different order than HF does.
+  Result<std::string> render(const nlohmann::ordered_json& messages, const ChatTemplateOptions& opts) const;
   Result<std::string> render(const nlohmann::json& messages, const ChatTemplateOptions& opts) const;
-  // Renders with an arbitrary JSON object as the whole context (no HF defaults added).
-  Result<std::string> render_context(const nlohmann::json& context,
+  // Renders with a JSON object as the whole context (no HF defaults added).
+  Result<std::string> render_context(const nlohmann::ordered_json& context,
                                      const std::optional<std::string>& date = std::nullopt) const;
 
   const std::string& name() const { return name_; }
