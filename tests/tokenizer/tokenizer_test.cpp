@@ -86,7 +86,7 @@ TEST(Tokenizer, BertAddsClsAndSep) {
   ASSERT_EQ(ids.size(), raw.size() + 2);
   EXPECT_EQ(t->token_text(ids.front()), "[CLS]");
   EXPECT_EQ(t->token_text(ids.back()), "[SEP]");
-  EXPECT_EQ(t->decode(raw), "hello world!");
+  EXPECT_EQ(t->decode(raw), "hello world !");  // pieces joined; BERT decoding is not lossless
 }
 
 TEST(Tokenizer, EveryVocabLoadsAndRoundTrips) {
@@ -102,12 +102,13 @@ TEST(Tokenizer, EveryVocabLoadsAndRoundTrips) {
   }
 }
 
-// A tokenizer never crashes on bytes that are not UTF-8, and byte-level / byte-fallback
-// vocabularies keep every byte.
+// A tokenizer never crashes on bytes that are not UTF-8, and vocabularies with byte fallback or
+// a token for each of the 256 byte symbols keep every byte. (Falcon, MPT, StarCoder, ... have no
+// symbol for bytes that never occur in UTF-8, such as 0xFF, so they cannot keep those.)
 TEST(Tokenizer, InvalidUtf8IsLossless) {
   NT_REQUIRE_SHARED();
   std::mt19937 rng(42);
-  for (const char* name : kVocabs) {
+  for (const char* name : {"llama-spm", "phi-3", "baichuan", "llama-bpe", "qwen2", "gpt-2"}) {
     auto t = load(name);
     ASSERT_TRUE(t) << name;
     for (int round = 0; round < 20; ++round) {
@@ -117,8 +118,14 @@ TEST(Tokenizer, InvalidUtf8IsLossless) {
       s += "\xC3(\xE2\x82 \xF0\x9F\x98 ok \xFF\xFE\xED\xA0\x80";
       auto ids = t->encode(s, true, true);
       for (int32_t id : ids) ASSERT_TRUE(id >= 0 && id < t->n_vocab()) << name;
-      if (t->model_type() != "bert") EXPECT_EQ(t->decode(ids, true), s) << name << " round " << round;
+      EXPECT_EQ(t->decode(ids, true), s) << name << " round " << round;
     }
+  }
+  for (const char* name : kVocabs) {  // the others: no crash, ids in range
+    auto t = load(name);
+    ASSERT_TRUE(t) << name;
+    for (const std::string s : {std::string("\xFF\xFE\xC0\xC1 \xF5x"), std::string("\xE4\xB8"), std::string(1, '\0')})
+      for (int32_t id : t->encode(s, true, true)) ASSERT_TRUE(id >= 0 && id < t->n_vocab()) << name;
   }
 }
 
@@ -168,7 +175,7 @@ TEST(Tokenizer, HugeAndRepetitiveInputsAreFast) {
       auto t0 = std::chrono::steady_clock::now();
       auto ids = t->encode(s, false, false);
       double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      EXPECT_FALSE(ids.empty());
+      if (unit != " " && unit != "\n") EXPECT_FALSE(ids.empty()) << name;  // BERT drops whitespace
       EXPECT_LT(sec, 5.0) << name << " 100k x '" << unit << "'";
       if (t->model_type() != "bert") EXPECT_EQ(t->decode(ids), s) << name;
     }
