@@ -135,8 +135,7 @@ void attention(const float* q, int n_head, int n_head_kv, int head_dim, int head
       scores[pos] = s;
       mx = s > mx ? s : mx;
     });
-    float sum = 0;
-    for (int32_t p = 0; p < n_kv; ++p) sum += (scores[p] = std::exp(scores[p] - mx));
+    const float sum = n_kv > 0 ? detail::exp_sum(scores.data(), n_kv, mx) : 0.0f;
     for (int i = 0; i < head_dim; ++i) o[i] = 0;
     for_each_pos(spans, n_spans, n_kv, k_row_bytes, v_row_bytes, [&](int32_t pos, const uint8_t*, const uint8_t* v) {
       ops.axpy(v_type, v + v_off, scores[pos], o, head_dim);

@@ -43,4 +43,12 @@ KvRowOps kv_row_ops_scalar();
 KvRowOps kv_row_ops_avx2();
 KvRowOps kv_row_ops_avx512();
 
+// Element-wise kernels per ISA: out = silu(gate) * up; x[i] = exp(x[i] - mx) returning the sum.
+void silu_mul_avx512(const float* gate, const float* up, float* out, int64_t n);
+void silu_mul_avx2(const float* gate, const float* up, float* out, int64_t n);
+float exp_sum_avx512(float* x, int64_t n, float mx);
+float exp_sum_avx2(float* x, int64_t n, float mx);
+// Dispatches exp_sum to the current level (scalar: std::exp, float lane sums).
+float exp_sum(float* x, int64_t n, float mx);
+
 }  // namespace nt::detail

@@ -294,7 +294,7 @@ void tile(const MatArgs& a, int64_t r0, int64_t t0) {
     const uint8_t* up[NR];
     for (int r = 0; r < NR; ++r) {
       up[r] = rows[r] + u * T::kUnitBytes;
-      _mm_prefetch(reinterpret_cast<const char*>(up[r] + 4 * T::kUnitBytes), _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(up[r] + 1024), _MM_HINT_T0);  // ~DRAM latency ahead
     }
     unit_step<T, NR, NT>(acc, up, xb, npad, u);
   }

@@ -5,7 +5,9 @@
 #include <cstring>
 
 #include "core/check.h"
+#include "kernels/cpu_features.h"
 #include "kernels/kernels.h"
+#include "kernels/kernels_internal.h"
 #include "tensor/dequant.h"
 #include "tensor/fp16.h"
 #include "tensor/quant_blocks.h"
@@ -28,7 +30,23 @@ void rms_norm(const float* x, const float* w, float* y, int64_t n, float eps) {
   }
 }
 
+namespace detail {
+
+float exp_sum(float* x, int64_t n, float mx) {
+  const SimdLevel level = simd_level();
+  if (level == SimdLevel::Avx512) return exp_sum_avx512(x, n, mx);
+  if (level == SimdLevel::Avx2) return exp_sum_avx2(x, n, mx);
+  float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  for (int64_t i = 0; i < n; ++i) acc[i & 7] += (x[i] = std::exp(x[i] - mx));
+  return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+}
+
+}  // namespace detail
+
 void silu_mul(const float* gate, const float* up, float* out, int64_t n) {
+  const SimdLevel level = simd_level();
+  if (level == SimdLevel::Avx512) return detail::silu_mul_avx512(gate, up, out, n);
+  if (level == SimdLevel::Avx2) return detail::silu_mul_avx2(gate, up, out, n);
   for (int64_t i = 0; i < n; ++i) {
     const float g = gate[i];
     out[i] = g / (1.0f + std::exp(-g)) * up[i];
@@ -43,12 +61,7 @@ void softmax_inplace(float* x, int64_t n) {
   if (n <= 0) return;
   float mx = x[0];
   for (int64_t i = 1; i < n; ++i) mx = x[i] > mx ? x[i] : mx;
-  double sum = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    x[i] = std::exp(x[i] - mx);
-    sum += x[i];
-  }
-  const float inv = static_cast<float>(1.0 / sum);
+  const float inv = 1.0f / detail::exp_sum(x, n, mx);
   for (int64_t i = 0; i < n; ++i) x[i] *= inv;
 }
 

@@ -168,3 +168,45 @@ TEST(Ops, SimdLevelNameIsKnown) {
 
 }  // namespace
 }  // namespace nt::test
+
+namespace nt::test {
+namespace {
+
+// SIMD exp-based kernels at every level against std::exp in double: about 1 ulp of exp plus the
+// division and product rounding, so a 4e-7 relative budget (single-precision ulp is 6e-8 .. 1.2e-7).
+constexpr double kExpRel = 4e-7;
+
+TEST(Ops, SiluMulAndSoftmaxAtEveryLevel) {
+  LevelGuard guard;
+  const int64_t n = 75;  // not a multiple of 8 or 16
+  std::vector<float> g(n), u(n);
+  for (int64_t i = 0; i < n; ++i) {
+    g[i] = -90.0f + 180.0f * static_cast<float>(i) / (n - 1);  // covers both clamps
+    u[i] = 0.5f + 0.01f * static_cast<float>(i);
+  }
+  auto s = random_activations(n, 21, 5.0f);
+  s[3] = -1e30f;  // a masked score
+  double z = 0, mx = -1e300;
+  for (float v : s) mx = std::fmax(mx, v);
+  for (float v : s) z += std::exp(static_cast<double>(v) - mx);
+  for (SimdLevel level : supported_levels()) {
+    set_simd_level(level);
+    std::vector<float> o(n);
+    silu_mul(g.data(), u.data(), o.data(), n);
+    for (int64_t i = 0; i < n; ++i) {
+      const double e = static_cast<double>(g[i]) / (1 + std::exp(-static_cast<double>(g[i]))) * u[i];
+      EXPECT_NEAR(o[i], e, kExpRel * std::fabs(e) + 1e-35)  /* beyond the clamps: ~0 */ << simd_level_name(level) << " " << g[i];
+    }
+    auto x = s;
+    softmax_inplace(x.data(), n);
+    for (int64_t i = 0; i < n; ++i) {
+      const double arg = static_cast<double>(s[i]) - mx, e = std::exp(arg) / z;
+      // plus the rounding of the float argument x - max: |arg| * 2^-24 relative
+      EXPECT_NEAR(x[i], e, (kExpRel * 4 + std::fabs(arg) * 6e-8) * std::fabs(e) + 1e-30) << simd_level_name(level) << " " << i;
+    }
+    EXPECT_EQ(x[3], 0.0f);
+  }
+}
+
+}  // namespace
+}  // namespace nt::test
