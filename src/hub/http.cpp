@@ -134,7 +134,8 @@ HttpResponse perform(const HttpOptions& o, const std::string& url, Kind kind, bo
     curl_easy_setopt(curl, CURLOPT_XFERINFODATA, &ctx);
   } else {
     curl_easy_setopt(curl, CURLOPT_TIMEOUT, o.request_timeout_s);
-    curl_easy_setopt(curl, CURLOPT_ACCEPT_ENCODING, "");  // API JSON may come compressed
+    // API JSON may come compressed; HEAD must not ask for it (Content-Length is the file's size).
+    if (kind == Kind::Get) curl_easy_setopt(curl, CURLOPT_ACCEPT_ENCODING, "");
   }
   std::string range;
   if (range_start > 0) {

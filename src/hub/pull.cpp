@@ -73,7 +73,7 @@ Result<Listing> list_repo(const HttpClient& http, const std::string& endpoint, c
   if (rev != "main") url += "/revision/" + url_encode_path(rev, false);
   HttpResponse r = http.get(url);
   *network_error = !r.ok_transport();
-  if (!r.ok()) return Error{describe_http_failure(r, spec.repo, "the file list of " + spec.repo + "@" + rev, have_token, endpoint)};
+  if (!r.ok()) return Error{describe_http_failure(r, spec.repo, spec.repo + "@" + rev, have_token, endpoint)};
   auto j = nlohmann::json::parse(r.body, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return Error{"the Hub's answer for " + url + " is not JSON"};
   Listing l;
@@ -138,7 +138,7 @@ Result<PullResult> pull(const PullOptions& opts) {
     auto r = from_cache(*spec, rev, cache);
     if (!r.ok())
       return Error{"offline mode (HF_HUB_OFFLINE=1 or --offline): " + r.error().message +
-                   "; fetch it once while online with `nexttok pull " + opts.spec + "`"};
+                   "\nfetch it once while online with `nexttok pull " + opts.spec + "`"};
     return r;
   }
   // A commit id with everything cached needs no network at all.

@@ -56,6 +56,7 @@ class PullTest : public ::testing::Test {
                     {"m-Q8_0-00003-of-00003.gguf", make_tiny_gguf("p3")}}});
     hub_.add_repo({"org/gated-GGUF", kCommit, {{"g-Q8_0.gguf", make_tiny_gguf("gated")}}, true});
     hub_.add_repo({"org/junk-GGUF", kCommit, {{"junk-Q8_0.gguf", std::string(5000, 'x')}}});
+    hub_.add_repo({"org/plain-GGUF", kCommit, {{"plain-Q8_0.gguf", make_tiny_gguf("plain"), false}}});
   }
 
   PullOptions opts(const std::string& spec) {
@@ -312,6 +313,18 @@ TEST_F(PullTest, MultiPartSetIsFetchedWhole) {
   auto off = pull(o);
   ASSERT_TRUE(off.ok()) << off.error().message;
   EXPECT_EQ(off->files.size(), 3u);
+}
+
+TEST_F(PullTest, NonLfsFileIsStoredUnderItsEtag) {
+  // Small files kept in git (not LFS) are answered directly, with a git ETag and no X-Linked-*.
+  auto r = pull(opts("org/plain-GGUF:Q8_0"));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const std::string data = make_tiny_gguf("plain");
+  EXPECT_EQ(read_text(r->path()), data);
+  std::string target = link_target(r->path());
+  ASSERT_EQ(target.size(), std::string("../../blobs/").size() + 40) << target;  // a 40-hex git ETag
+  EXPECT_EQ(r->files[0].sha256, sha256_oracle(data));  // computed while downloading
+  EXPECT_EQ(r->bytes(), data.size());
 }
 
 TEST_F(PullTest, ResultMustBeAGguf) {
