@@ -43,7 +43,9 @@ Value f_length(Interp&, const Value& v, Args&) {
   switch (v.kind) {
     case Kind::Undefined: return Value::integer(0);
     case Kind::String: return Value::integer(static_cast<int64_t>(utf8_length(v.s)));
-    case Kind::List: return Value::integer(static_cast<int64_t>(v.items().size()));
+    case Kind::List:
+      if (v.is_generator()) break;
+      return Value::integer(static_cast<int64_t>(v.items().size()));
     case Kind::Dict:
       if (!v.is_namespace()) return Value::integer(static_cast<int64_t>(v.map().entries.size()));
       break;
@@ -76,12 +78,13 @@ Value f_tojson(Interp& in, const Value& v, Args& a) {
 }
 
 Value f_string(Interp&, const Value& v, Args&) { return v.is_string() ? v : Value::string(to_str(v)); }
-Value f_safe(Interp&, const Value& v, Args&) { return v; }
-Value f_lower(Interp&, const Value& v, Args&) { return Value::string(py_lower(soft_str(v))); }
-Value f_upper(Interp&, const Value& v, Args&) { return Value::string(py_upper(soft_str(v))); }
+Value f_safe(Interp&, const Value& v, Args&) { return v.is_string() ? Value::markup(v.s) : (v.is_undefined() ? Value::markup("") : Value::markup(to_str(v))); }
+Value keep_markup(const Value& src, std::string s) { return src.is_markup() ? Value::markup(std::move(s)) : Value::string(std::move(s)); }
+Value f_lower(Interp&, const Value& v, Args&) { return keep_markup(v, py_lower(soft_str(v))); }
+Value f_upper(Interp&, const Value& v, Args&) { return keep_markup(v, py_upper(soft_str(v))); }
 Value f_trim(Interp&, const Value& v, Args& a) {
   const Value& chars = A(a, 0, "chars");
-  return Value::string(py_strip(soft_str(v), chars.is_string() ? &chars.s : nullptr, true, true));
+  return keep_markup(v, py_strip(soft_str(v), chars.is_string() ? &chars.s : nullptr, true, true));
 }
 Value f_capitalize(Interp&, const Value& v, Args&) { return Value::string(py_capitalize(soft_str(v))); }
 Value f_title(Interp&, const Value& v, Args&) { return Value::string(py_title(soft_str(v))); }
@@ -115,7 +118,7 @@ Value f_items(Interp&, const Value& v, Args&) {
   if (!v.is_dict() || v.is_namespace()) throw_error("FilterArgumentError: Can only get item pairs from a mapping.");
   List out;
   for (const auto& [k, x] : v.map().entries) out.push_back(Value::list({k, x}, true));
-  return Value::list(std::move(out));
+  return Value::generator(std::move(out));
 }
 
 Value f_list(Interp& in, const Value& v, Args&) { return Value::list(in.iterate(v)); }
@@ -154,7 +157,7 @@ Value f_indent(Interp& in, const Value& v, Args& a) {
   }
   if (first) rv = ind + rv;
   in.check_string(rv.size());
-  return Value::string(std::move(rv));
+  return keep_markup(v, std::move(rv));
 }
 
 Value f_int(Interp&, const Value& v, Args& a) {
@@ -256,7 +259,7 @@ Value f_unique(Interp& in, const Value& v, Args& a) {
     seen.push_back(key);
     out.push_back(item);
   }
-  return Value::list(std::move(out));
+  return Value::generator(std::move(out));
 }
 
 Value min_max(Interp& in, const Value& v, Args& a, bool want_max) {
@@ -275,6 +278,11 @@ Value min_max(Interp& in, const Value& v, Args& a, bool want_max) {
 Value f_min(Interp& in, const Value& v, Args& a) { return min_max(in, v, a, false); }
 Value f_max(Interp& in, const Value& v, Args& a) { return min_max(in, v, a, true); }
 
+Value as_generator(Value v) {
+  v.i = 1;
+  return v;
+}
+
 Value select_common(Interp& in, const Value& v, Args& a, bool by_attr, bool keep) {
   size_t first = by_attr ? 1 : 0;
   Value attr = by_attr ? A(a, 0, nullptr) : Value();
@@ -291,10 +299,10 @@ Value select_common(Interp& in, const Value& v, Args& a, bool by_attr, bool keep
   }
   return Value::list(std::move(out));
 }
-Value f_select(Interp& in, const Value& v, Args& a) { return select_common(in, v, a, false, true); }
-Value f_reject(Interp& in, const Value& v, Args& a) { return select_common(in, v, a, false, false); }
-Value f_selectattr(Interp& in, const Value& v, Args& a) { return select_common(in, v, a, true, true); }
-Value f_rejectattr(Interp& in, const Value& v, Args& a) { return select_common(in, v, a, true, false); }
+Value f_select(Interp& in, const Value& v, Args& a) { return as_generator(select_common(in, v, a, false, true)); }
+Value f_reject(Interp& in, const Value& v, Args& a) { return as_generator(select_common(in, v, a, false, false)); }
+Value f_selectattr(Interp& in, const Value& v, Args& a) { return as_generator(select_common(in, v, a, true, true)); }
+Value f_rejectattr(Interp& in, const Value& v, Args& a) { return as_generator(select_common(in, v, a, true, false)); }
 
 Value f_map(Interp& in, const Value& v, Args& a) {
   List out;
@@ -305,7 +313,7 @@ Value f_map(Interp& in, const Value& v, Args& a) {
       Value r = get_path(in, item, *attr);
       out.push_back(r.is_undefined() && def ? *def : r);
     }
-    return Value::list(std::move(out));
+    return Value::generator(std::move(out));
   }
   if (a.pos.empty()) throw_error("FilterArgumentError: map requires a filter argument");
   std::string filter = soft_str(a.pos[0]);
@@ -316,7 +324,7 @@ Value f_map(Interp& in, const Value& v, Args& a) {
     Args copy = fargs;
     out.push_back(in.apply_filter(filter, item, copy));
   }
-  return Value::list(std::move(out));
+  return Value::generator(std::move(out));
 }
 
 Value f_reverse(Interp& in, const Value& v, Args&) {
@@ -328,7 +336,7 @@ Value f_reverse(Interp& in, const Value& v, Args&) {
   }
   std::vector<Value> items = in.iterate(v);
   std::reverse(items.begin(), items.end());
-  return Value::list(std::move(items));
+  return Value::generator(std::move(items));  // reversed(): an iterator
 }
 
 Value f_sum(Interp& in, const Value& v, Args& a) {
@@ -341,8 +349,17 @@ Value f_sum(Interp& in, const Value& v, Args& a) {
 }
 
 Value f_escape(Interp&, const Value& v, Args&) {
+  if (v.is_markup()) return v;
+  return Value::markup(html_escape(soft_str(v)));
+}
+
+Value f_forceescape(Interp&, const Value& v, Args&) { return Value::markup(html_escape(soft_str(v))); }
+
+}  // namespace
+
+std::string html_escape(std::string_view s) {
   std::string out;
-  for (char c : soft_str(v)) {
+  for (char c : s) {
     switch (c) {
       case '&': out += "&amp;"; break;
       case '<': out += "&lt;"; break;
@@ -352,8 +369,10 @@ Value f_escape(Interp&, const Value& v, Args&) {
       default: out += c;
     }
   }
-  return Value::string(std::move(out));
+  return out;
 }
+
+namespace {
 
 Value f_format(Interp& in, const Value& v, Args& a) {
   if (!a.kw.empty()) {
@@ -400,7 +419,7 @@ const std::unordered_map<std::string, FilterFn>& filters() {
       {"unique", f_unique}, {"min", f_min}, {"max", f_max}, {"select", f_select},
       {"reject", f_reject}, {"selectattr", f_selectattr}, {"rejectattr", f_rejectattr},
       {"map", f_map}, {"reverse", f_reverse}, {"sum", f_sum}, {"escape", f_escape}, {"e", f_escape},
-      {"forceescape", f_escape}, {"format", f_format}, {"center", f_center},
+      {"forceescape", f_forceescape}, {"format", f_format}, {"center", f_center},
       {"wordcount", f_wordcount}, {"attr", f_attr}, {"pprint", f_pprint},
   };
   return m;

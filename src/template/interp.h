@@ -96,6 +96,7 @@ std::string py_percent(Interp& in, const std::string& fmt, const Value& args);  
 
 Value py_slice(const Value& v, const Value& start, const Value& stop, const Value& step);
 [[noreturn]] void undefined_error(const Value& undef);
+std::string html_escape(std::string_view s);  // Markup's escape: & < > " '
 const Value& arg_at(const Args& a, size_t idx, const char* name);  // Undefined when absent
 
 }  // namespace nt::jinja

@@ -217,7 +217,10 @@ bool is_mutating_method(const Value& obj, const std::string& name) {
 bool run_method(Interp& in, const Value& obj, const std::string& name, Args& args, Value& result) {
   if (!has_method(obj, name)) return false;
   switch (obj.kind) {
-    case Kind::String: result = str_method(in, obj.s, name, args); return true;
+    case Kind::String:
+      result = str_method(in, obj.s, name, args);
+      if (obj.is_markup() && result.is_string()) result.b = true;  // Markup methods return Markup
+      return true;
     case Kind::Dict: result = dict_method(obj, name, args); return true;
     case Kind::List: result = list_method(obj, name, args); return true;
     case Kind::Loop: {

@@ -102,7 +102,7 @@ Value Interp::getitem(const Value& obj, const Value& key) {
       }
       break;
     case Kind::List: case Kind::String:
-      if (key.is_int()) {
+      if (key.is_int() && !obj.is_generator()) {
         int64_t n = obj.kind == Kind::List ? static_cast<int64_t>(obj.items().size())
                                            : static_cast<int64_t>(is_ascii(obj.s) ? obj.s.size() : utf8_length(obj.s));
         int64_t i = key.as_int();
@@ -178,9 +178,11 @@ Value py_add(Interp& in, const Value& a, const Value& b) {
   }
   if (a.is_string() && b.is_string()) {
     in.check_string(a.s.size() + b.s.size());
-    return Value::string(a.s + b.s);
+    if (a.is_markup() != b.is_markup())  // Markup + str escapes the plain operand
+      return Value::markup((a.is_markup() ? a.s : html_escape(a.s)) + (b.is_markup() ? b.s : html_escape(b.s)));
+    return a.is_markup() ? Value::markup(a.s + b.s) : Value::string(a.s + b.s);
   }
-  if (a.kind == Kind::List && b.kind == Kind::List && a.is_tuple() == b.is_tuple()) {
+  if (a.kind == Kind::List && b.kind == Kind::List && a.is_tuple() == b.is_tuple() && !a.is_generator() && !b.is_generator()) {
     in.check_collection(a.items().size() + b.items().size());
     List l = a.items();
     l.insert(l.end(), b.items().begin(), b.items().end());
@@ -302,7 +304,7 @@ Value py_slice(const Value& v, const Value& start, const Value& stop, const Valu
   bool str = v.is_string(), ascii = str && is_ascii(v.s);
   if (str && !ascii) chars = utf8_chars(v.s);
   int64_t n;
-  if (v.kind == Kind::List) n = static_cast<int64_t>(v.items().size());
+  if (v.kind == Kind::List && !v.is_generator()) n = static_cast<int64_t>(v.items().size());
   else if (str) n = static_cast<int64_t>(ascii ? v.s.size() : chars.size());
   else return Value::undefined("'" + type_name(v) + "' object is not subscriptable");
   bool neg = step < 0;

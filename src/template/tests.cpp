@@ -25,7 +25,7 @@ bool t_mapping(Interp&, const Value& v, Args&) { return v.is_dict() && !v.is_nam
 bool t_iterable(Interp&, const Value& v, Args&) {
   return v.is_undefined() || v.is_string() || v.kind == Kind::List || (v.is_dict() && !v.is_namespace());
 }
-bool t_sequence(Interp& in, const Value& v, Args& a) { return t_iterable(in, v, a); }
+bool t_sequence(Interp& in, const Value& v, Args& a) { return !v.is_generator() && t_iterable(in, v, a); }
 bool t_callable(Interp&, const Value& v, Args&) { return v.kind == Kind::Func; }
 bool t_sameas(Interp&, const Value& v, Args& a) {
   const Value& o = A0(a);

@@ -66,7 +66,7 @@ bool truthy(const Value& v) {
     case Kind::Int: return v.i != 0;
     case Kind::Float: return v.f != 0.0;
     case Kind::String: return !v.s.empty();
-    case Kind::List: return !v.items().empty();
+    case Kind::List: return v.is_generator() || !v.items().empty();
     case Kind::Dict: return v.is_namespace() || !v.map().entries.empty();
     case Kind::Loop: case Kind::Func: return true;
   }
@@ -83,6 +83,7 @@ bool equals(const Value& a, const Value& b) {
     case Kind::Undefined: case Kind::None: return true;
     case Kind::String: return a.s == b.s;
     case Kind::List: {
+      if (a.is_generator() || b.is_generator()) return a.p == b.p;
       if (a.is_tuple() != b.is_tuple()) return false;
       const List &x = a.items(), &y = b.items();
       if (x.size() != y.size()) return false;
@@ -140,7 +141,7 @@ std::string type_name(const Value& v) {
     case Kind::Int: return "int";
     case Kind::Float: return "float";
     case Kind::String: return "str";
-    case Kind::List: return v.is_tuple() ? "tuple" : "list";
+    case Kind::List: return v.is_generator() ? "generator" : v.is_tuple() ? "tuple" : "list";
     case Kind::Dict: return v.is_namespace() ? "Namespace" : "dict";
     case Kind::Loop: return "LoopContext";
     case Kind::Func: return "function";
@@ -231,6 +232,7 @@ std::string repr(const Value& v) {
     case Kind::Undefined: return "Undefined";
     case Kind::String: return repr_string(v.s);
     case Kind::List: {
+      if (v.is_generator()) return "<generator object>";
       const List& l = v.items();
       std::string out = v.is_tuple() ? "(" : "[";
       for (size_t k = 0; k < l.size(); k++) {

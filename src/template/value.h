@@ -37,8 +37,9 @@ using List = std::vector<Value>;
 
 struct Value {
   Kind kind = Kind::Undefined;
-  bool b = false;        // Bool; for List: is a tuple; for Dict: is a namespace; Undefined: security
-  int64_t i = 0;         // Int
+  bool b = false;        // Bool; List: is a tuple; Dict: is a namespace; String: is Markup
+                         // (|safe: `+` HTML-escapes plain operands); Undefined: unsafe access
+  int64_t i = 0;         // Int; List: 1 = a lazy generator (map/select/... results)
   double f = 0;          // Float
   std::string s;         // String; for Undefined: the hint ("'x' is undefined")
   std::shared_ptr<void> p;  // List / Dict / LoopState / Callable
@@ -51,6 +52,8 @@ struct Value {
   static Value number(double x) { Value v; v.kind = Kind::Float; v.f = x; return v; }
   static Value string(std::string x) { Value v; v.kind = Kind::String; v.s = std::move(x); return v; }
   static Value list(List items = {}, bool tuple = false);
+  static Value generator(List items) { Value v = list(std::move(items)); v.i = 1; return v; }
+  static Value markup(std::string x) { Value v = string(std::move(x)); v.b = true; return v; }
   static Value dict(bool namespace_ = false);
   static Value func(std::shared_ptr<Callable> c) { Value v; v.kind = Kind::Func; v.p = std::move(c); return v; }
 
@@ -59,6 +62,8 @@ struct Value {
   bool is_string() const { return kind == Kind::String; }
   bool is_list() const { return kind == Kind::List; }
   bool is_tuple() const { return kind == Kind::List && b; }
+  bool is_generator() const { return kind == Kind::List && i == 1; }
+  bool is_markup() const { return kind == Kind::String && b; }
   bool is_dict() const { return kind == Kind::Dict; }
   bool is_namespace() const { return kind == Kind::Dict && b; }
   bool is_int() const { return kind == Kind::Int || kind == Kind::Bool; }  // Python: bool is an int

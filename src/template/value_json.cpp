@@ -118,6 +118,7 @@ void dump_json(const Value& v, const JsonDumpOptions& o, std::string& out, int l
     case Kind::Float: out += json_float(v.f); return;
     case Kind::String: dump_string(v.s, o.ensure_ascii, out); return;
     case Kind::List: {
+      if (v.is_generator()) break;
       const List& l = v.items();
       if (l.empty()) { out += "[]"; return; }
       out += '[';
