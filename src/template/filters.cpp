@@ -405,6 +405,24 @@ Value f_wordcount(Interp&, const Value& v, Args&) {
   return Value::integer(n);
 }
 
+Value f_batch(Interp& in, const Value& v, Args& a) {
+  const Value& n_v = A(a, 0, "linecount");
+  if (!n_v.is_int() || n_v.as_int() <= 0) throw_error("ValueError: batch linecount must be a positive integer");
+  size_t n = static_cast<size_t>(n_v.as_int());
+  const Value& fill = A(a, 1, "fill_with");
+  List out, cur;
+  for (const Value& item : in.iterate(v)) {
+    cur.push_back(item);
+    if (cur.size() == n) { out.push_back(Value::list(std::move(cur))); cur.clear(); }
+  }
+  if (!cur.empty()) {
+    if (!fill.is_undefined() && !fill.is_none())
+      while (cur.size() < n) cur.push_back(fill);
+    out.push_back(Value::list(std::move(cur)));
+  }
+  return Value::generator(std::move(out));
+}
+
 Value f_attr(Interp& in, const Value& v, Args& a) { return in.getattr(v, soft_str(A(a, 0, "name"))); }
 Value f_pprint(Interp&, const Value& v, Args&) { return Value::string(repr(v)); }
 
@@ -420,7 +438,7 @@ const std::unordered_map<std::string, FilterFn>& filters() {
       {"reject", f_reject}, {"selectattr", f_selectattr}, {"rejectattr", f_rejectattr},
       {"map", f_map}, {"reverse", f_reverse}, {"sum", f_sum}, {"escape", f_escape}, {"e", f_escape},
       {"forceescape", f_forceescape}, {"format", f_format}, {"center", f_center},
-      {"wordcount", f_wordcount}, {"attr", f_attr}, {"pprint", f_pprint},
+      {"wordcount", f_wordcount}, {"attr", f_attr}, {"batch", f_batch}, {"pprint", f_pprint},
   };
   return m;
 }

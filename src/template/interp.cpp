@@ -268,8 +268,6 @@ Flow Interp::exec_for(const Stmt& s) {
   } else {
     *state->seq = std::move(raw);
   }
-  if (const Value* parent_loop = outer->lookup("loop"); parent_loop && parent_loop->kind == Kind::Loop)
-    state->depth0 = parent_loop->loop().depth0 + 1;
   Value loop_v;
   loop_v.kind = Kind::Loop;
   loop_v.p = state;
