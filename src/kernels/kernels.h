@@ -34,6 +34,16 @@ struct MatView {
 // Parallel over the pool. Any supported weight type (dtype_supported).
 void matmul(const MatView& w, const float* x, int64_t ldx, float* y, int64_t ldy, int64_t n_tokens,
             ThreadPool& pool);
+// Several products of one input, y_i = x · W_iᵀ (e.g. Q/K/V, or gate/up), in one parallel pass:
+// the activations are quantized once and the pool forks once. Every W_i has the same n_cols;
+// at most 8 outputs. Results are bit-identical to separate matmul calls.
+struct MatmulOut {
+  const MatView* w = nullptr;
+  float* y = nullptr;  // [n_tokens, ldy]
+  int64_t ldy = 0;
+};
+void matmul_multi(const MatmulOut* outs, int n_outs, const float* x, int64_t ldx, int64_t n_tokens,
+                  ThreadPool& pool);
 // Scalar reference: dequantizes each row and accumulates in double. Single-threaded.
 void matmul_ref(const MatView& w, const float* x, int64_t ldx, float* y, int64_t ldy, int64_t n_tokens);
 

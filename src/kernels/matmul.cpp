@@ -55,49 +55,105 @@ void matmul_scalar(const MatView& w, const float* x, int64_t ldx, float* y, int6
 // weights stream through L1.
 constexpr int64_t kTokenBlock = 64;
 
-void run_kernel(const detail::MatmulKernel& k, const MatView& w, const float* x, int64_t ldx, float* y, int64_t ldy,
-                int64_t n_tokens, ThreadPool& pool) {
-  thread_local detail::XQuant xq;
-  detail::MatArgs a{w, x, ldx, nullptr, y, ldy};
-  if (k.quantized_x) {
-    detail::quantize_x(x, ldx, w.n_cols, n_tokens, k.x_offset, k.x_quad, xq, pool);
-    a.xq = &xq;
+// One output's work split: row chunks x token blocks.
+struct Plan {
+  const detail::MatmulKernel* k = nullptr;
+  detail::MatArgs a;
+  int64_t rc = 0, tb = 0, n_rc = 0, n_tb = 0;
+  int64_t n_tasks() const { return n_rc * n_tb; }
+  void run_task(int64_t task) const {
+    const int64_t ri = task / n_tb, ti = task % n_tb;
+    const int64_t r0 = ri * rc, r1 = std::min(a.w.n_rows, r0 + rc);
+    const int64_t t0 = ti * tb, t1 = std::min(n_tokens, t0 + tb);
+    k->rect(a, r0, r1, t0, t1);
   }
+  int64_t n_tokens = 0;
+};
+
+Plan make_plan(const detail::MatmulKernel* k, const MatView& w, const float* x, int64_t ldx, float* y, int64_t ldy,
+               int64_t n_tokens, int n_threads, int n_outputs) {
+  Plan p;
+  p.k = k;
+  p.a = detail::MatArgs{w, x, ldx, nullptr, y, ldy};
+  p.n_tokens = n_tokens;
   const int64_t n_tb0 = (n_tokens + kTokenBlock - 1) / kTokenBlock;
-  const int64_t tb = ((n_tokens + n_tb0 - 1) / n_tb0 + 11) / 12 * 12;
-  const int64_t n_tb = (n_tokens + tb - 1) / tb;  // balanced, whole tiles of 3 and 4
-  // Row chunks (multiples of 4 rows): enough tasks for dynamic balance, small enough for L2 reuse.
-  const int64_t want_tasks = 4 * static_cast<int64_t>(pool.n_threads());
-  const int64_t n_rc_min = (want_tasks + n_tb - 1) / n_tb;
+  p.tb = ((n_tokens + n_tb0 - 1) / n_tb0 + 11) / 12 * 12;  // balanced, whole tiles of 3 and 4
+  p.n_tb = (n_tokens + p.tb - 1) / p.tb;
+  // Row chunks (multiples of 12 rows: whole tiles of 2, 3 and 4): enough tasks for dynamic
+  // balance across all outputs, small enough for L2 reuse in prefill.
+  const int64_t want_tasks = (4 * static_cast<int64_t>(n_threads) + n_outputs - 1) / n_outputs;
+  const int64_t n_rc_min = (want_tasks + p.n_tb - 1) / p.n_tb;
   int64_t rc = (w.n_rows + n_rc_min - 1) / n_rc_min;
   if (n_tokens > 1) rc = std::min<int64_t>(rc, 60);
-  rc = std::max<int64_t>(12, (rc + 11) / 12 * 12);  // whole tiles of 2, 3 and 4 rows
-  const int64_t n_rc = (w.n_rows + rc - 1) / rc;
-  if (n_rc * n_tb == 1) {
-    k.rect(a, 0, w.n_rows, 0, n_tokens);
-    return;
-  }
-  pool.run(static_cast<int>(n_rc * n_tb), [&](int task, int) {
-    const int64_t ri = task / n_tb, ti = task % n_tb;
-    const int64_t r0 = ri * rc, r1 = std::min(w.n_rows, r0 + rc);
-    const int64_t t0 = ti * tb, t1 = std::min(n_tokens, t0 + tb);
-    k.rect(a, r0, r1, t0, t1);
-  });
+  p.rc = std::max<int64_t>(12, (rc + 11) / 12 * 12);
+  p.n_rc = (w.n_rows + p.rc - 1) / p.rc;
+  return p;
+}
+
+const detail::MatmulKernel* pick_kernel(DType type) {
+  const SimdLevel level = simd_level();
+  const detail::MatmulKernel* k = nullptr;
+  if (level >= SimdLevel::Avx512) k = detail::matmul_kernel_avx512(type);
+  if (!k && level >= SimdLevel::Avx2) k = detail::matmul_kernel_avx2(type);
+  return k;
+}
+
+void check_view(const MatView& w) {
+  NT_CHECK(dtype_supported(w.type));
+  NT_CHECK(w.n_cols % dtype_info(w.type).block_size == 0);
 }
 
 }  // namespace
 
 void matmul(const MatView& w, const float* x, int64_t ldx, float* y, int64_t ldy, int64_t n_tokens,
             ThreadPool& pool) {
-  NT_CHECK(dtype_supported(w.type));
-  NT_CHECK(w.n_cols % dtype_info(w.type).block_size == 0);
-  if (n_tokens <= 0 || w.n_rows <= 0) return;
-  const SimdLevel level = simd_level();
-  const detail::MatmulKernel* k = nullptr;
-  if (level >= SimdLevel::Avx512) k = detail::matmul_kernel_avx512(w.type);
-  if (!k && level >= SimdLevel::Avx2) k = detail::matmul_kernel_avx2(w.type);
-  if (k) run_kernel(*k, w, x, ldx, y, ldy, n_tokens, pool);
-  else matmul_scalar(w, x, ldx, y, ldy, n_tokens, pool);
+  MatmulOut out{&w, y, ldy};
+  matmul_multi(&out, 1, x, ldx, n_tokens, pool);
+}
+
+void matmul_multi(const MatmulOut* outs, int n_outs, const float* x, int64_t ldx, int64_t n_tokens, ThreadPool& pool) {
+  if (n_tokens <= 0 || n_outs <= 0) return;
+  constexpr int kMaxOuts = 8;
+  NT_CHECK(n_outs <= kMaxOuts);
+  // Activations are quantized once per distinct (offset, layout) the kernels ask for.
+  thread_local detail::XQuant xqs[kMaxOuts];
+  int xq_offset[kMaxOuts], xq_quad[kMaxOuts], n_xq = 0;
+  Plan plans[kMaxOuts];
+  int64_t task_end[kMaxOuts];
+  int64_t total = 0;
+  for (int i = 0; i < n_outs; ++i) {
+    const MatView& w = *outs[i].w;
+    check_view(w);
+    NT_CHECK(i == 0 || w.n_cols == outs[0].w->n_cols);
+    const detail::MatmulKernel* k = w.n_rows > 0 ? pick_kernel(w.type) : nullptr;
+    if (!k) {  // scalar level (or no kernel): its own pass
+      if (w.n_rows > 0) matmul_scalar(w, x, ldx, outs[i].y, outs[i].ldy, n_tokens, pool);
+      task_end[i] = total;
+      continue;
+    }
+    plans[i] = make_plan(k, w, x, ldx, outs[i].y, outs[i].ldy, n_tokens, pool.n_threads(), n_outs);
+    if (k->quantized_x) {
+      int j = 0;
+      while (j < n_xq && !(xq_offset[j] == k->x_offset && xq_quad[j] == static_cast<int>(k->x_quad))) ++j;
+      if (j == n_xq) {
+        detail::quantize_x(x, ldx, w.n_cols, n_tokens, k->x_offset, k->x_quad, xqs[j], pool);
+        xq_offset[j] = k->x_offset;
+        xq_quad[j] = k->x_quad;
+        ++n_xq;
+      }
+      plans[i].a.xq = &xqs[j];
+    }
+    total += plans[i].n_tasks();
+    task_end[i] = total;
+  }
+  if (total == 0) return;
+  auto run = [&](int task, int) {
+    int i = 0;
+    while (task >= task_end[i]) ++i;
+    plans[i].run_task(task - (task_end[i] - plans[i].n_tasks()));
+  };
+  if (total == 1) run(0, 0);
+  else pool.run(static_cast<int>(total), run);
 }
 
 }  // namespace nt

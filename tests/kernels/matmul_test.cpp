@@ -128,3 +128,35 @@ TEST(Matmul, ReferenceIsExactOnSmallIntegers) {
 
 }  // namespace
 }  // namespace nt::test
+
+namespace nt::test {
+namespace {
+
+TEST(Matmul, MultiEqualsSeparateCalls) {
+  LevelGuard guard;
+  const int64_t n_cols = 512, n_tokens = 6;
+  RandomWeights a(DType::Q8_0, 30, n_cols, 1), b(DType::Q4_K, 13, n_cols, 2), c(DType::F16, 7, n_cols, 3),
+      d(DType::Q6_K, 25, n_cols, 4);
+  const auto x = random_activations(n_tokens * n_cols, 9);
+  ThreadPool pool(3);
+  for (SimdLevel level : supported_levels()) {
+    set_simd_level(level);
+    RandomWeights* ws[4] = {&a, &b, &c, &d};
+    std::vector<float> sep[4], multi[4];
+    MatmulOut outs[4];
+    for (int i = 0; i < 4; ++i) {
+      const int64_t rows = ws[i]->view.n_rows;
+      sep[i].resize(n_tokens * rows);
+      multi[i].resize(n_tokens * rows);
+      matmul(ws[i]->view, x.data(), n_cols, sep[i].data(), rows, n_tokens, pool);
+      outs[i] = MatmulOut{&ws[i]->view, multi[i].data(), rows};
+    }
+    matmul_multi(outs, 4, x.data(), n_cols, n_tokens, pool);
+    for (int i = 0; i < 4; ++i)
+      EXPECT_EQ(0, std::memcmp(sep[i].data(), multi[i].data(), sep[i].size() * sizeof(float)))
+          << "output " << i << " at " << simd_level_name(level);
+  }
+}
+
+}  // namespace
+}  // namespace nt::test
