@@ -1,13 +1,281 @@
-// cli/cmd_chat.cpp — placeholder until its issue lands; replaced by the real command.
+// cli/cmd_chat.cpp — `nexttok chat`: an interactive multi-turn conversation over stdin (works with
+// a pipe too, for scripted sessions). Each turn renders the whole conversation (the model's own
+// Jinja template, or a built-in format), keeps the KV cache's common prefix with it and prefills
+// only the rest; the per-turn stats line shows tokens reused vs. prefilled and time to first token.
+// Commands: /reset /stats /save FILE /load FILE /help /quit.
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <unistd.h>
+
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/generate.h"
+#include "cli/model_setup.h"
+#include "core/strings.h"
+#include "engine/chat_format.h"
+#include "template/chat_template.h"
 
 namespace nt::cli {
 
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct ChatArgs {
+  ModelArgs model;
+  EngineArgs engine;
+  SamplingArgs sampling;
+  int64_t n_predict = -1;
+  std::string chat_format;
+  std::string chat_template_file;
+  std::string system;
+};
+
+// Renders conversations: the model's Jinja template when it has one (and it works), else a
+// built-in format.
+struct Renderer {
+  std::optional<ChatTemplate> jinja;
+  ChatFormat format = ChatFormat::Plain;
+  std::string bos_text, eos_text, bos_token, eos_token;
+
+  std::string name() const {
+    return jinja ? "jinja template (" + jinja->name() + ")" : std::string(chat_format_name(format));
+  }
+  Result<std::string> render(const std::vector<ChatMessage>& msgs) const {
+    if (jinja) {
+      nlohmann::ordered_json arr = nlohmann::ordered_json::array();
+      for (const ChatMessage& m : msgs) arr.push_back({{"role", m.role}, {"content", m.content}});
+      ChatTemplateOptions o;
+      o.add_generation_prompt = true;
+      o.bos_token = bos_token;
+      o.eos_token = eos_token;
+      return jinja->render(arr, o);
+    }
+    return render_chat(format, msgs, true, bos_text, eos_text);
+  }
+};
+
+struct SessionStats {
+  int turns = 0;
+  int64_t reused = 0, prefilled = 0, generated = 0;
+  double last_ttft_ms = 0, decode_ms = 0;
+  int64_t decoded = 0;
+};
+
+Result<Renderer> make_renderer(const ChatArgs& a, const Tokenizer& tok, const GgufFile& gguf) {
+  Renderer r;
+  if (tok.bos() >= 0) r.bos_token = std::string(tok.token_text(tok.bos()));
+  if (tok.eos() >= 0) r.eos_token = std::string(tok.token_text(tok.eos()));
+  r.bos_text = tok.add_bos() ? r.bos_token : std::string();
+  r.eos_text = r.eos_token;
+  if (!a.chat_format.empty()) {
+    auto f = parse_chat_format(a.chat_format);
+    if (!f) return f.error();
+    r.format = *f;
+    return r;
+  }
+  std::string source, name;
+  if (!a.chat_template_file.empty()) {
+    auto text = read_file(a.chat_template_file);
+    if (!text) return text.error();
+    source = *text;
+    name = a.chat_template_file;
+  } else if (auto t = gguf.get_str("tokenizer.chat_template")) {
+    source = std::string(*t);
+    name = "tokenizer.chat_template";
+  }
+  r.format = detect_chat_format(source);
+  if (source.empty()) return r;
+  auto parsed = ChatTemplate::parse(source, name);
+  if (!parsed) {
+    if (!a.chat_template_file.empty()) return parsed.error();
+    std::fprintf(stderr, "chat: warning: the model's template does not parse (%s); using the built-in %s format\n",
+                 parsed.error().message.c_str(), chat_format_name(r.format));
+    return r;
+  }
+  r.jinja = std::move(*parsed);
+  // A template that cannot render a plain conversation is no use: fall back early.
+  auto probe = r.render({{"user", "hi"}});
+  if (!probe) {
+    if (!a.chat_template_file.empty()) return probe.error();
+    std::fprintf(stderr, "chat: warning: the model's template fails (%s); using the built-in %s format\n",
+                 probe.error().message.c_str(), chat_format_name(r.format));
+    r.jinja.reset();
+  }
+  return r;
+}
+
+Status save_conversation(const std::string& path, const Renderer& r, const std::vector<ChatMessage>& msgs) {
+  nlohmann::ordered_json j;
+  j["format"] = r.name();
+  j["messages"] = nlohmann::ordered_json::array();
+  for (const ChatMessage& m : msgs) j["messages"].push_back({{"role", m.role}, {"content", m.content}});
+  FILE* f = std::fopen(path.c_str(), "wb");
+  if (!f) return make_error("cannot write %s", path.c_str());
+  const std::string s = j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  const bool ok = std::fwrite(s.data(), 1, s.size(), f) == s.size();
+  if (std::fclose(f) != 0 || !ok) return make_error("cannot write %s", path.c_str());
+  return {};
+}
+
+Result<std::vector<ChatMessage>> load_conversation(const std::string& path) {
+  auto text = read_file(path);
+  if (!text) return text.error();
+  nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
+  const nlohmann::json* arr = &j;
+  if (j.is_object() && j.contains("messages")) arr = &j["messages"];
+  if (!arr->is_array()) return make_error("%s: expected {\"messages\": [...]} or a JSON array of messages", path.c_str());
+  std::vector<ChatMessage> msgs;
+  for (const auto& m : *arr) {
+    if (!m.is_object() || !m.contains("role") || !m["role"].is_string() || !m.contains("content") ||
+        !m["content"].is_string())
+      return make_error("%s: each message needs string \"role\" and \"content\"", path.c_str());
+    msgs.push_back({m["role"].get<std::string>(), m["content"].get<std::string>()});
+  }
+  return msgs;
+}
+
+}  // namespace
+
 int cmd_chat(int argc, char** argv) {
-  CLI::App app{"chat (not yet available)", "chat"};
+  ChatArgs a;
+  CLI::App app{"Interactive multi-turn chat over stdin (a pipe works too). Each turn prefills only the\n"
+               "tokens not already in the KV cache. Commands: /reset /stats /save FILE /load FILE /quit.",
+               "chat"};
+  add_model_options(app, a.model);
+  add_engine_options(app, a.engine);
+  add_sampling_options(app, a.sampling);
+  app.add_option("-n,--n-predict", a.n_predict, "max tokens per reply (default -1: until end of turn or full context)");
+  app.add_option("--chat-format", a.chat_format, "built-in format: chatml, llama2, llama3, mistral, plain");
+  app.add_option("--chat-template-file", a.chat_template_file, "Jinja chat template to use instead of the model's");
+  app.add_option("--system", a.system, "system message at the start of the conversation");
   if (int rc = parse_args(app, argc, argv); rc >= 0) return rc;
-  return fail("chat", "not implemented in this build yet");
+
+  auto lm = load_model(a.model, a.engine, false);
+  if (!lm) return fail("chat", lm.error().message);
+  Engine& eng = *lm->engine;
+  const Tokenizer& tok = *lm->tokenizer;
+  const int32_t n_vocab = eng.config().n_vocab;
+  auto params = to_params(a.sampling, n_vocab);
+  if (!params) return fail("chat", params.error().message);
+  auto renderer = make_renderer(a, tok, eng.model().gguf());
+  if (!renderer) return fail("chat", renderer.error().message);
+  const Renderer& rend = *renderer;
+
+  Sampler sampler(*params, n_vocab, static_cast<int32_t>(eng.n_ctx()));
+  std::vector<std::string> stops = a.sampling.stops;
+  if (!rend.jinja)
+    for (const std::string& s : chat_format_stops(rend.format)) stops.push_back(s);
+  const bool tty_in = isatty(0) != 0;
+  std::fprintf(stderr, "chat: format %s | sampler %s | seed %llu | /help for commands\n", rend.name().c_str(),
+               describe(*params).c_str(), static_cast<unsigned long long>(sampler.seed()));
+
+  const int seq = eng.new_sequence();
+  std::vector<ChatMessage> messages;
+  if (!a.system.empty()) messages.push_back({"system", a.system});
+  SessionStats stats;
+  std::string line;
+  for (;;) {
+    if (tty_in) {
+      std::fputs("> ", stdout);
+      std::fflush(stdout);
+    }
+    if (!std::getline(std::cin, line)) break;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty()) continue;
+    if (line[0] == '/') {
+      const size_t sp = line.find(' ');
+      const std::string cmd = line.substr(0, sp);
+      const std::string arg = sp == std::string::npos ? "" : line.substr(sp + 1);
+      if (cmd == "/quit" || cmd == "/exit") break;
+      if (cmd == "/reset") {
+        messages.clear();
+        if (!a.system.empty()) messages.push_back({"system", a.system});
+        eng.truncate(seq, 0);
+        std::printf("[conversation reset; KV cache cleared]\n");
+      } else if (cmd == "/stats") {
+        std::printf("[stats: turns %d | messages %zu | KV cache %d/%lld tokens | reused %lld, prefilled %lld, "
+                    "generated %lld tokens | last time to first token %.1f ms | decode %.1f tok/s]\n",
+                    stats.turns, messages.size(), eng.seq_len(seq), static_cast<long long>(eng.n_ctx()),
+                    static_cast<long long>(stats.reused), static_cast<long long>(stats.prefilled),
+                    static_cast<long long>(stats.generated), stats.last_ttft_ms,
+                    stats.decode_ms > 0 ? stats.decoded / (stats.decode_ms / 1000.0) : 0.0);
+      } else if (cmd == "/save" && !arg.empty()) {
+        if (auto s = save_conversation(arg, rend, messages); !s) std::printf("[error: %s]\n", s.error().message.c_str());
+        else std::printf("[saved %zu messages to %s]\n", messages.size(), arg.c_str());
+      } else if (cmd == "/load" && !arg.empty()) {
+        auto msgs = load_conversation(arg);
+        if (!msgs) {
+          std::printf("[error: %s]\n", msgs.error().message.c_str());
+        } else {
+          messages = std::move(*msgs);
+          std::printf("[loaded %zu messages from %s; the next turn reuses what the cache still holds]\n",
+                      messages.size(), arg.c_str());
+        }
+      } else {
+        std::printf("[commands: /reset, /stats, /save FILE, /load FILE, /quit]\n");
+      }
+      std::fflush(stdout);
+      continue;
+    }
+
+    messages.push_back({"user", line});
+    auto text = rend.render(messages);
+    if (!text) {
+      messages.pop_back();
+      std::printf("[error: %s]\n", text.error().message.c_str());
+      continue;
+    }
+    std::vector<int32_t> tokens = tok.encode(*text, false, true);
+    if (tok.add_bos() && tok.bos() >= 0 && (tokens.empty() || tokens[0] != tok.bos()))
+      tokens.insert(tokens.begin(), tok.bos());
+    const int64_t n_tokens = static_cast<int64_t>(tokens.size());
+    if (n_tokens + 1 > eng.n_ctx()) {
+      messages.pop_back();
+      std::printf("[error: the conversation is %lld tokens, %lld over the context of %lld; /reset or raise -c]\n",
+                  static_cast<long long>(n_tokens), static_cast<long long>(n_tokens + 1 - eng.n_ctx()),
+                  static_cast<long long>(eng.n_ctx()));
+      std::fflush(stdout);
+      continue;
+    }
+    const auto t_start = Clock::now();
+    const int32_t reused = eng.keep_common_prefix(seq, tokens);
+    auto logits = eng.append(seq, tokens.data() + reused, n_tokens - reused);
+    if (!logits) return fail("chat", logits.error().message);
+    sampler.accept(std::vector<int32_t>(tokens.begin() + reused, tokens.end()));
+
+    GenerateOptions opt;
+    const int64_t room = eng.n_ctx() - n_tokens;
+    opt.n_predict = a.n_predict < 0 ? room : std::min(a.n_predict, room);
+    opt.stops = stops;
+    opt.on_text = [](const std::string& s) {
+      std::fwrite(s.data(), 1, s.size(), stdout);
+      std::fflush(stdout);
+    };
+    auto res = generate(eng, seq, tok, sampler, *logits, opt, t_start);
+    if (!res) return fail("chat", res.error().message);
+    std::fputc('\n', stdout);
+    std::fflush(stdout);
+    messages.push_back({"assistant", res->text});
+
+    ++stats.turns;
+    stats.reused += reused;
+    stats.prefilled += n_tokens - reused;
+    stats.generated += static_cast<int64_t>(res->tokens.size());
+    stats.last_ttft_ms = res->ttft_ms;
+    stats.decode_ms += res->decode_ms;
+    stats.decoded += res->decoded;
+    const double tps = res->decode_ms > 0 ? res->decoded / (res->decode_ms / 1000.0) : 0.0;
+    std::fprintf(stderr,
+                 "[turn %d: %d tokens reused from the KV cache, %lld prefilled | time to first token %.1f ms | "
+                 "%zu tokens generated, %.1f tok/s | context %d/%lld | stop: %s]\n",
+                 stats.turns, reused, static_cast<long long>(n_tokens - reused), res->ttft_ms, res->tokens.size(),
+                 tps, eng.seq_len(seq), static_cast<long long>(eng.n_ctx()), res->stop_reason.c_str());
+  }
+  return 0;
 }
 
 }  // namespace nt::cli

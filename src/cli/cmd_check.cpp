@@ -1,13 +1,195 @@
-// cli/cmd_check.cpp — placeholder until its issue lands; replaced by the real command.
+// cli/cmd_check.cpp — `nexttok check`: the troubleshooting order as a command. Runs the same
+// request -r times (each with a fresh random seed, as an API without a seed would; with --seed S
+// every run uses S), then again at temperature 0, and reports how many distinct outputs, where
+// they first diverge, the mean per-step entropy, whether the prompt was truncated, and a verdict
+// (sampling_stats in sampling/check_report.h).
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/generate.h"
+#include "cli/model_setup.h"
+#include "core/strings.h"
+#include "sampling/check_report.h"
+#include "sampling/context_plan.h"
 
 namespace nt::cli {
 
+namespace {
+
+struct CheckArgs {
+  ModelArgs model;
+  EngineArgs engine;
+  SamplingArgs sampling;
+  std::string prompt;
+  std::string prompt_file;
+  int64_t n_predict = 64;
+  int runs = 5;
+  std::string truncate = "none";
+  bool json = false;
+  bool no_bos = false;
+  bool parse_special = false;
+};
+
+struct RunSet {
+  std::vector<RunRecord> records;
+  std::vector<std::string> texts;
+  std::vector<uint64_t> seeds;
+  RunSetSummary summary;
+};
+
+// Runs the request `runs` times from the cached prompt (prefilled once; each run truncates the
+// sequence back to the prompt and starts from a copy of the prompt's last logits).
+Result<RunSet> run_set(Engine& eng, int seq, const Tokenizer& tok, SamplerParams params, bool fresh_seeds,
+                       int runs, const std::vector<int32_t>& prompt, const std::vector<float>& first_logits,
+                       int64_t n_predict, const std::vector<std::string>& stops) {
+  RunSet set;
+  for (int r = 0; r < runs; ++r) {
+    if (fresh_seeds) params.seed = kRandomSeed;
+    Sampler sampler(params, eng.config().n_vocab, static_cast<int32_t>(eng.n_ctx()));
+    sampler.accept(prompt);
+    eng.truncate(seq, static_cast<int32_t>(prompt.size()));
+    GenerateOptions opt;
+    opt.n_predict = n_predict;
+    opt.stops = stops;
+    opt.want_entropy = true;
+    auto res = generate(eng, seq, tok, sampler, first_logits.data(), opt, std::chrono::steady_clock::now());
+    if (!res) return res.error();
+    set.records.push_back({res->tokens, res->entropies});
+    set.texts.push_back(res->text);
+    set.seeds.push_back(sampler.seed());
+  }
+  set.summary = summarize_runs(set.records);
+  return set;
+}
+
+nlohmann::json summary_json(const RunSetSummary& s) {
+  nlohmann::json j;
+  j["runs"] = s.runs;
+  j["distinct_outputs"] = s.distinct_outputs;
+  j["first_divergence"] = s.first_divergence ? nlohmann::json(*s.first_divergence) : nlohmann::json(nullptr);
+  j["mean_entropy"] = s.mean_entropy;
+  return j;
+}
+
+std::string summary_line(const RunSetSummary& s) {
+  return str_printf("%d distinct output%s of %d | first divergence: %s | mean entropy %.3f bits/token",
+                    s.distinct_outputs, s.distinct_outputs == 1 ? "" : "s", s.runs,
+                    s.first_divergence ? str_printf("token %lld", static_cast<long long>(*s.first_divergence)).c_str()
+                                       : "none",
+                    s.mean_entropy);
+}
+
+std::string shorten(const std::string& s, size_t n) {
+  std::string out;
+  for (char c : s) out += c == '\n' ? ' ' : c;
+  if (out.size() > n) {
+    size_t cut = n;
+    while (cut > 0 && (static_cast<unsigned char>(out[cut]) & 0xC0) == 0x80) --cut;  // UTF-8 boundary
+    out = out.substr(0, cut) + "...";
+  }
+  return out;
+}
+
+}  // namespace
+
 int cmd_check(int argc, char** argv) {
-  CLI::App app{"check (not yet available)", "check"};
+  CheckArgs a;
+  CLI::App app{"Why do answers differ? Runs the same request -r times (fresh random seed each, or --seed S\n"
+               "for all), then again at temperature 0, and reports distinct outputs, first divergence,\n"
+               "mean per-step entropy, truncation, and a verdict.",
+               "check"};
+  add_model_options(app, a.model);
+  add_engine_options(app, a.engine);
+  add_sampling_options(app, a.sampling);
+  app.add_option("-p,--prompt", a.prompt, "prompt text");
+  app.add_option("-f,--file", a.prompt_file, "read the prompt from a file");
+  app.add_option("-n,--n-predict", a.n_predict, "tokens to generate per run (default 64)")->check(CLI::PositiveNumber);
+  app.add_option("-r,--runs", a.runs, "runs per setting (default 5)")->check(CLI::Range(1, 1000));
+  app.add_option("--truncate", a.truncate, "when prompt + -n exceeds -c: none (error, default), start or middle");
+  app.add_flag("--json", a.json, "print one JSON object");
+  app.add_flag("--no-bos", a.no_bos, "do not add the BOS token");
+  app.add_flag("--parse-special", a.parse_special, "recognise special tokens written in the prompt");
   if (int rc = parse_args(app, argc, argv); rc >= 0) return rc;
-  return fail("check", "not implemented in this build yet");
+
+  if (!a.prompt_file.empty()) {
+    if (!a.prompt.empty()) return fail("check", "give either -p or -f, not both");
+    auto text = read_file(a.prompt_file);
+    if (!text) return fail("check", text.error().message);
+    a.prompt = *text;
+  }
+  auto mode = parse_truncate_mode(a.truncate);
+  if (!mode) return fail("check", mode.error().message);
+  auto lm = load_model(a.model, a.engine, a.json);
+  if (!lm) return fail("check", lm.error().message);
+  Engine& eng = *lm->engine;
+  const Tokenizer& tok = *lm->tokenizer;
+  const int32_t n_vocab = eng.config().n_vocab;
+  auto params = to_params(a.sampling, n_vocab);
+  if (!params) return fail("check", params.error().message);
+
+  const std::vector<int32_t> input = tok.encode(a.prompt, !a.no_bos, a.parse_special);
+  if (input.empty()) return fail("check", "the prompt is empty (no tokens); give -p TEXT");
+  const bool has_bos = !a.no_bos && tok.bos() >= 0 && input[0] == tok.bos();
+  auto plan = plan_context(input, has_bos, a.n_predict, eng.n_ctx(), *mode);
+  if (!plan) return fail("check", plan.error().message);
+  if (plan->dropped > 0)
+    std::fprintf(stderr, "check: %s\n", truncation_warning(*plan, *mode, eng.n_ctx()).c_str());
+
+  const int seq = eng.new_sequence();
+  auto logits = eng.append(seq, plan->prompt.data(), static_cast<int64_t>(plan->prompt.size()));
+  if (!logits) return fail("check", logits.error().message);
+  const std::vector<float> first_logits(*logits, *logits + n_vocab);
+
+  const bool fixed_seed = a.sampling.seed >= 0;
+  auto sampled = run_set(eng, seq, tok, *params, !fixed_seed, a.runs, plan->prompt, first_logits, plan->n_predict,
+                         a.sampling.stops);
+  if (!sampled) return fail("check", sampled.error().message);
+  SamplerParams greedy_params = *params;
+  greedy_params.temp = 0.0f;
+  auto greedy = run_set(eng, seq, tok, greedy_params, !fixed_seed, a.runs, plan->prompt, first_logits,
+                        plan->n_predict, a.sampling.stops);
+  if (!greedy) return fail("check", greedy.error().message);
+
+  CheckFacts facts;
+  facts.sampled = sampled->summary;
+  facts.greedy = greedy->summary;
+  facts.sampled_is_greedy = params->temp <= 0.0f;
+  facts.fixed_seed = fixed_seed;
+  facts.truncated_by = plan->dropped;
+  const std::string verdict = check_verdict(facts);
+
+  if (a.json) {
+    nlohmann::json j = summary_json(sampled->summary);
+    j["truncated"] = plan->dropped > 0;
+    j["truncated_tokens"] = plan->dropped;
+    j["verdict"] = verdict;
+    j["n_predict"] = plan->n_predict;
+    j["prompt_tokens"] = plan->prompt.size();
+    j["sampler"] = describe(*params);
+    j["seeds"] = sampled->seeds;
+    j["fixed_seed"] = fixed_seed;
+    j["outputs"] = sampled->texts;
+    j["greedy"] = summary_json(greedy->summary);
+    j["greedy"]["outputs"] = greedy->texts;
+    std::puts(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+    return 0;
+  }
+  std::printf("check: %d runs of -n %lld | prompt %zu tokens | sampler %s | %s\n", a.runs,
+              static_cast<long long>(plan->n_predict), plan->prompt.size(), describe(*params).c_str(),
+              fixed_seed ? str_printf("every run uses --seed %lld", static_cast<long long>(a.sampling.seed)).c_str()
+                         : "a fresh random seed per run");
+  for (size_t i = 0; i < sampled->texts.size(); ++i)
+    std::printf("  run %zu (seed %llu): %s\n", i + 1, static_cast<unsigned long long>(sampled->seeds[i]),
+                shorten(sampled->texts[i], 70).c_str());
+  std::printf("sampled:        %s\n", summary_line(sampled->summary).c_str());
+  std::printf("temperature 0:  %s\n", summary_line(greedy->summary).c_str());
+  std::printf("truncated:      %s\n",
+              plan->dropped > 0 ? str_printf("yes, %lld prompt tokens dropped", static_cast<long long>(plan->dropped)).c_str()
+                                : "no");
+  std::printf("verdict: %s\n", verdict.c_str());
+  return 0;
 }
 
 }  // namespace nt::cli

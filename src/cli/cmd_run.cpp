@@ -1,14 +1,19 @@
-// cli/cmd_run.cpp — `nexttok run`: tokenize the prompt, prefill it, decode token by token while
-// streaming text to stdout; timings to stderr. `--top-logits K --json` prints the golden-file
-// format instead (prompt_ids, steps with token and the K highest raw logits).
+// cli/cmd_run.cpp — `nexttok run`: tokenize the prompt, check it fits (or --truncate it), prefill,
+// then sample token by token (the sampler chain of sampling/sampler.h) while streaming text to
+// stdout; timings and whether the prompt was truncated to stderr. `--top-logits K --json` prints
+// the golden-file format instead (prompt_ids, steps with token and the K highest raw logits);
+// `--show-probs` prints each chosen token with its probability and the top alternatives after
+// the sampling transforms.
 #include <chrono>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/generate.h"
 #include "cli/model_setup.h"
 #include "core/strings.h"
+#include "sampling/context_plan.h"
 
 namespace nt::cli {
 
@@ -17,18 +22,20 @@ namespace {
 struct RunArgs {
   ModelArgs model;
   EngineArgs engine;
+  SamplingArgs sampling;
   std::string prompt;
   std::string prompt_file;
-  int n_predict = -1;
-  float temp = 0.8f;
+  int64_t n_predict = -1;
   int top_logits = 0;
   bool json = false;
   bool no_bos = false;
   bool parse_special = false;
+  bool show_probs = false;
+  int n_probs = 5;
+  std::string truncate = "none";
 };
 
 using Clock = std::chrono::steady_clock;
-double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
 
 // Valid UTF-8 or null (the golden format gives null and the hex bytes otherwise).
 nlohmann::json piece_json(const std::string& s) {
@@ -51,20 +58,32 @@ std::string to_hex(const std::string& s) {
 
 int cmd_run(int argc, char** argv) {
   RunArgs a;
-  CLI::App app{"Generate text: prefill the prompt, then decode token by token, streaming to stdout.\n"
+  CLI::App app{"Generate text: prefill the prompt, then sample token by token, streaming to stdout.\n"
+               "Sampling chain (each stage optional, in this order): logit bias, repetition/presence/\n"
+               "frequency penalties, top-k, typical, top-p, min-p, temperature, draw. --temp 0 = greedy.\n"
+               "Same model, prompt, settings and --seed give byte-identical output for any -t and -b.\n"
                "Timings (time to first token, prefill and decode tokens/s, KV cache) go to stderr.",
                "run"};
   add_model_options(app, a.model);
   add_engine_options(app, a.engine);
+  add_sampling_options(app, a.sampling);
   app.add_option("-p,--prompt", a.prompt, "prompt text");
   app.add_option("-f,--file", a.prompt_file, "read the prompt from a file");
-  app.add_option("-n,--n-predict", a.n_predict, "tokens to generate (-1: until end of generation or full context)");
-  app.add_option("--temp", a.temp, "temperature; 0 = greedy (default 0.8)");
+  app.add_option("-n,--n-predict", a.n_predict,
+                 "tokens to generate (default -1: until end of generation or a full context)");
   app.add_option("--top-logits", a.top_logits, "with --json: report the K highest raw logits per step")
       ->check(CLI::NonNegativeNumber);
   app.add_flag("--json", a.json, "print one JSON object (golden-file format) instead of streaming text");
   app.add_flag("--no-bos", a.no_bos, "do not add the BOS token");
   app.add_flag("--parse-special", a.parse_special, "recognise special tokens written in the prompt");
+  app.add_flag("--show-probs", a.show_probs,
+               "print each chosen token with its probability and the top alternatives after the "
+               "sampling transforms (colored by confidence on a terminal)");
+  app.add_option("--n-probs", a.n_probs, "alternatives shown per token by --show-probs (default 5)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--truncate", a.truncate,
+                 "when prompt + -n exceeds -c: none (error, default), start (drop the oldest prompt "
+                 "tokens after BOS) or middle (keep the beginning and the end)");
   if (int rc = parse_args(app, argc, argv); rc >= 0) return rc;
 
   if (!a.prompt_file.empty()) {
@@ -73,67 +92,78 @@ int cmd_run(int argc, char** argv) {
     if (!text) return fail("run", text.error().message);
     a.prompt = *text;
   }
-  if (a.temp != 0.0f) std::fprintf(stderr, "run: note: only greedy decoding (--temp 0) is available in this build\n");
+  auto mode = parse_truncate_mode(a.truncate);
+  if (!mode) return fail("run", mode.error().message);
 
   auto lm = load_model(a.model, a.engine, a.json);
   if (!lm) return fail("run", lm.error().message);
   Engine& eng = *lm->engine;
   const Tokenizer& tok = *lm->tokenizer;
   const int32_t n_vocab = eng.config().n_vocab;
+  auto params = to_params(a.sampling, n_vocab);
+  if (!params) return fail("run", params.error().message);
 
-  std::vector<int32_t> prompt = tok.encode(a.prompt, !a.no_bos, a.parse_special);
-  if (prompt.empty()) return fail("run", "the prompt is empty (no tokens); give -p TEXT");
-  const int64_t n_ctx = eng.n_ctx();
-  int64_t n_predict = a.n_predict < 0 ? n_ctx - static_cast<int64_t>(prompt.size()) : a.n_predict;
-  if (static_cast<int64_t>(prompt.size()) + n_predict > n_ctx) {
-    return fail("run", str_printf("prompt (%zu tokens) + -n %lld exceeds the context of %lld tokens by %lld; "
-                                  "raise -c or lower -n",
-                                  prompt.size(), static_cast<long long>(n_predict), static_cast<long long>(n_ctx),
-                                  static_cast<long long>(static_cast<int64_t>(prompt.size()) + n_predict - n_ctx)));
-  }
+  const std::vector<int32_t> input = tok.encode(a.prompt, !a.no_bos, a.parse_special);
+  if (input.empty()) return fail("run", "the prompt is empty (no tokens); give -p TEXT");
+  const bool has_bos = !a.no_bos && tok.bos() >= 0 && input[0] == tok.bos();
+  auto plan = plan_context(input, has_bos, a.n_predict, eng.n_ctx(), *mode);
+  if (!plan) return fail("run", plan.error().message);
+  const std::vector<int32_t>& prompt = plan->prompt;
+  if (plan->dropped > 0)
+    std::fprintf(stderr, "run: %s\n", truncation_warning(*plan, *mode, eng.n_ctx()).c_str());
+
+  Sampler sampler(*params, n_vocab, static_cast<int32_t>(eng.n_ctx()));
+  sampler.accept(prompt);  // penalties look back over the prompt too
 
   const int seq = eng.new_sequence();
   const auto t_start = Clock::now();
   auto logits = eng.append(seq, prompt.data(), static_cast<int64_t>(prompt.size()));
   if (!logits) return fail("run", logits.error().message);
-  const double prefill_ms = ms_since(t_start);
-  double ttft_ms = 0;
+  const double prefill_ms = ms_between(t_start, Clock::now());
 
   nlohmann::json steps = nlohmann::json::array();
-  std::string text;
-  StreamDecoder stream(tok);
-  int64_t n_gen = 0;
-  const auto t_decode = Clock::now();
-  double decode_ms = 0;
-  for (int64_t i = 0; i < n_predict; ++i) {
-    const float* lg = *logits;
-    const int32_t next = top_k_indices(lg, n_vocab, 1)[0];  // greedy
-    if (i == 0) ttft_ms = ms_since(t_start);
-    if (a.json) {
+  const bool tty = stdout_is_tty();
+  GenerateOptions opt;
+  opt.n_predict = plan->n_predict;
+  opt.stops = a.sampling.stops;
+  opt.n_top = a.show_probs ? static_cast<size_t>(a.n_probs) : 0;
+  int64_t step_index = 0;
+  if (a.json) {
+    // Golden format: each step's token, piece and the K highest raw logits (+ probs on request).
+    opt.on_token = [&](int32_t next, const float* lg) {
       nlohmann::json top = nlohmann::json::array();
       for (int32_t id : top_k_indices(lg, n_vocab, a.top_logits)) top.push_back({id, lg[id]});
-      std::string piece = tok.token_to_piece(next);
+      const std::string piece = tok.token_to_piece(next);
       nlohmann::json st = {{"token", next}, {"piece", piece_json(piece)}, {"top", top}};
       if (st["piece"].is_null()) st["hex"] = to_hex(piece);
       steps.push_back(std::move(st));
+    };
+    if (a.show_probs) {
+      opt.on_step = [&](const StepInfo& s) {
+        nlohmann::json& st = steps.back();  // on_token ran first for this step
+        st["prob"] = s.prob;
+        st["entropy"] = s.entropy;
+        nlohmann::json probs = nlohmann::json::array();
+        for (const TokenProb& t : s.top) probs.push_back({t.token, t.prob});
+        st["probs"] = std::move(probs);
+      };
     }
-    ++n_gen;
-    if (tok.is_eog(next)) break;
-    std::string out = stream.push(next);
-    text += out;
-    if (!a.json && !out.empty()) {
-      std::fwrite(out.data(), 1, out.size(), stdout);
+  } else if (a.show_probs) {
+    opt.on_step = [&](const StepInfo& s) {
+      std::printf("%s\n", format_step(tok, step_index++, s, tty).c_str());
       std::fflush(stdout);
-    }
-    if (i + 1 == n_predict) break;  // the last token needs no evaluation
-    logits = eng.append(seq, &next, 1);
-    if (!logits) return fail("run", logits.error().message);
+    };
+  } else {
+    opt.on_text = [](const std::string& s) {
+      std::fwrite(s.data(), 1, s.size(), stdout);
+      std::fflush(stdout);
+    };
   }
-  decode_ms = ms_since(t_decode);
-  std::string rest = stream.flush();
-  text += rest;
+  auto gen = generate(eng, seq, tok, sampler, *logits, opt, t_start);
+  if (!gen) return fail("run", gen.error().message);
+  const GenerateResult& res = *gen;
   if (!a.json) {
-    std::fwrite(rest.data(), 1, rest.size(), stdout);
+    if (a.show_probs) std::printf("\n%s", res.text.c_str());
     std::fputc('\n', stdout);
   }
 
@@ -141,23 +171,39 @@ int cmd_run(int argc, char** argv) {
   const EngineCounters& cnt = eng.counters();
   const double decode_tps = cnt.decode_tokens > 0 ? cnt.decode_tokens / cnt.decode_seconds : 0.0;
   const size_t kv_used = eng.kv_bytes_for(eng.seq_len(seq));
+  const std::string trunc = plan->dropped > 0
+                                ? str_printf("yes (%lld prompt tokens dropped, --truncate %s)",
+                                             static_cast<long long>(plan->dropped), a.truncate.c_str())
+                                : std::string("no");
   if (a.json) {
     nlohmann::json j;
     j["prompt"] = a.prompt;
     j["prompt_ids"] = prompt;
     j["steps"] = std::move(steps);
-    j["text"] = piece_json(text);
-    j["stats"] = {{"prompt_tokens", prompt.size()}, {"generated_tokens", n_gen}, {"ttft_ms", ttft_ms},
-                  {"prefill_tokens_per_s", prefill_tps}, {"decode_tokens_per_s", decode_tps},
-                  {"kv_cache_bytes_used", kv_used}, {"kv_cache_bytes_allocated", eng.kv_bytes()},
-                  {"n_ctx", n_ctx}, {"truncated", false}};
+    j["text"] = piece_json(res.text);
+    j["stats"] = {{"prompt_tokens", prompt.size()},
+                  {"generated_tokens", res.tokens.size()},
+                  {"ttft_ms", res.ttft_ms},
+                  {"prefill_tokens_per_s", prefill_tps},
+                  {"decode_tokens_per_s", decode_tps},
+                  {"kv_cache_bytes_used", kv_used},
+                  {"kv_cache_bytes_allocated", eng.kv_bytes()},
+                  {"n_ctx", eng.n_ctx()},
+                  {"truncated", plan->dropped > 0},
+                  {"truncated_tokens", plan->dropped},
+                  {"seed", sampler.seed()},
+                  {"sampler", describe(*params)},
+                  {"stop_reason", res.stop_reason}};
     std::puts(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
   } else {
     std::fprintf(stderr,
                  "\nprompt: %zu tokens | time to first token: %.1f ms | prefill: %.1f tok/s | decode: %.1f tok/s "
-                 "(%lld tokens, %.0f ms) | KV cache: %s used of %s | truncated: no\n",
-                 prompt.size(), ttft_ms, prefill_tps, decode_tps, static_cast<long long>(n_gen), decode_ms,
-                 format_bytes(kv_used).c_str(), format_bytes(eng.kv_bytes()).c_str());
+                 "(%zu tokens, %.0f ms) | KV cache: %s used of %s | truncated: %s\n"
+                 "sampler: %s | seed: %llu | stop: %s\n",
+                 prompt.size(), res.ttft_ms, prefill_tps, decode_tps, res.tokens.size(), res.decode_ms,
+                 format_bytes(kv_used).c_str(), format_bytes(eng.kv_bytes()).c_str(), trunc.c_str(),
+                 describe(*params).c_str(), static_cast<unsigned long long>(sampler.seed()),
+                 res.stop_reason.c_str());
   }
   return 0;
 }

@@ -1,0 +1,145 @@
+// cli/generate.cpp — see generate.h.
+#include "cli/generate.h"
+
+#include <cstdio>
+
+#include "core/strings.h"
+#include "sampling/stop_strings.h"
+
+namespace nt::cli {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+void add_sampling_options(CLI::App& app, SamplingArgs& a) {
+  SamplerParams& p = a.p;
+  app.add_option("--temp", p.temp, "temperature; 0 or less = greedy (default 0.8)");
+  app.add_option("--top-k", p.top_k, "keep the K most likely tokens; 0 = off (default 40)");
+  app.add_option("--top-p", p.top_p, "nucleus: smallest set with this probability; 1 = off (default 0.95)");
+  app.add_option("--min-p", p.min_p, "drop tokens below this fraction of the top probability; 0 = off (default 0.05)");
+  app.add_option("--typical", p.typical_p, "locally typical sampling mass; 1 = off (default 1)");
+  app.add_option("--repeat-penalty", p.repeat_penalty, "penalize repeated tokens; 1 = off (default 1)");
+  app.add_option("--repeat-last-n", p.repeat_last_n,
+                 "tokens the penalties look back over; 0 = off, -1 = context size (default 64)");
+  app.add_option("--presence-penalty", p.presence_penalty, "subtract for tokens already present (default 0)");
+  app.add_option("--frequency-penalty", p.frequency_penalty, "subtract per occurrence (default 0)");
+  app.add_option("-s,--seed", a.seed, "random seed; -1 = a fresh random seed (default -1)");
+  app.add_option("--logit-bias", a.logit_bias, "TOKEN_ID(+|-)BIAS, e.g. 15043+1 or 2-inf (repeatable)");
+  app.add_option("--stop", a.stops, "stop when this text appears; it is not printed (repeatable)");
+}
+
+Result<SamplerParams> to_params(const SamplingArgs& a, int32_t n_vocab) {
+  SamplerParams p = a.p;
+  if (a.seed < -1) return make_error("--seed must be -1 (random) or a non-negative integer");
+  p.seed = a.seed < 0 ? kRandomSeed : static_cast<uint64_t>(a.seed);
+  p.logit_bias.clear();
+  for (const std::string& s : a.logit_bias) {
+    auto b = parse_logit_bias(s);
+    if (!b) return b.error();
+    p.logit_bias.push_back(*b);
+  }
+  for (const std::string& s : a.stops)
+    if (s.empty()) return make_error("--stop: the stop string is empty");
+  NT_TRY(validate(p, n_vocab));
+  return p;
+}
+
+Result<GenerateResult> generate(Engine& eng, int seq, const Tokenizer& tok, Sampler& sampler,
+                                const float* logits, const GenerateOptions& opt,
+                                Clock::time_point t_start) {
+  GenerateResult r;
+  StopMatcher stops(opt.stops);
+  StreamDecoder stream(tok);
+  const bool want_info = opt.n_top > 0 || opt.want_entropy;
+  StepInfo info;
+  auto emit = [&](const std::string& s) {
+    if (s.empty()) return;
+    r.text += s;
+    if (opt.on_text) opt.on_text(s);
+  };
+  r.stop_reason = "length";
+  for (int64_t i = 0; i < opt.n_predict; ++i) {
+    const int32_t next = sampler.sample({logits, static_cast<size_t>(eng.config().n_vocab)},
+                                        want_info ? &info : nullptr, opt.n_top);
+    if (i == 0) r.ttft_ms = ms_between(t_start, Clock::now());
+    sampler.accept(next);
+    r.tokens.push_back(next);
+    if (opt.on_token) opt.on_token(next, logits);
+    if (want_info) {
+      r.entropies.push_back(info.entropy);
+      if (opt.on_step) opt.on_step(info);
+    }
+    if (tok.is_eog(next)) {
+      r.stop_reason = "eog";
+      break;
+    }
+    emit(stops.push(stream.push(next)));
+    if (stops.stopped()) {
+      r.stop_reason = "stop";
+      break;
+    }
+    if (i + 1 == opt.n_predict) break;  // the last token needs no evaluation
+    if (eng.seq_len(seq) >= eng.n_ctx()) {
+      r.stop_reason = "context";
+      break;
+    }
+    const auto t0 = Clock::now();
+    auto next_logits = eng.append(seq, &next, 1);
+    r.decode_ms += ms_between(t0, Clock::now());
+    if (!next_logits) return next_logits.error();
+    ++r.decoded;
+    logits = *next_logits;
+  }
+  if (!stops.stopped()) emit(stops.push(stream.flush()));
+  if (!stops.stopped()) emit(stops.flush());
+  return r;
+}
+
+std::string visible_piece(const std::string& piece) {
+  std::string out = "'";
+  for (size_t i = 0; i < piece.size();) {
+    const unsigned char c = static_cast<unsigned char>(piece[i]);
+    size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+    bool valid = len > 0 && i + len <= piece.size();
+    for (size_t k = 1; valid && k < len; ++k)
+      valid = (static_cast<unsigned char>(piece[i + k]) & 0xC0) == 0x80;
+    if (!valid) {
+      out += str_printf("\\x%02x", c);
+      ++i;
+      continue;
+    }
+    if (len == 1) {
+      if (c == '\n') out += "\\n";
+      else if (c == '\t') out += "\\t";
+      else if (c == '\'') out += "\\'";
+      else if (c == '\\') out += "\\\\";
+      else if (c < 0x20 || c == 0x7f) out += str_printf("\\x%02x", c);
+      else out += static_cast<char>(c);
+    } else {
+      out.append(piece, i, len);
+    }
+    i += len;
+  }
+  return out + "'";
+}
+
+std::string format_step(const Tokenizer& tok, int64_t index, const StepInfo& s, bool color) {
+  const std::string chosen = visible_piece(tok.token_to_piece(s.token));
+  std::string head = chosen;
+  if (color) {
+    const char* c = s.prob >= 0.7f ? "\033[32m" : s.prob >= 0.3f ? "\033[33m" : "\033[31m";
+    head = std::string(c) + chosen + "\033[0m";
+  }
+  std::string out = str_printf("[%3lld] %s", static_cast<long long>(index), head.c_str());
+  const int pad = 16 - static_cast<int>(chosen.size());
+  if (pad > 0) out += std::string(static_cast<size_t>(pad), ' ');
+  out += str_printf(" p=%.4f  H=%.2f bits  (%zu kept) |", s.prob, s.entropy, s.n_candidates);
+  for (const TokenProb& t : s.top)
+    out += str_printf(" %s %.3f", visible_piece(tok.token_to_piece(t.token)).c_str(), t.prob);
+  return out;
+}
+
+}  // namespace nt::cli

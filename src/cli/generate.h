@@ -1,0 +1,70 @@
+// cli/generate.h — the decode loop shared by run, chat and check: sample from the logits, stop at
+// end-of-generation tokens, -n, a full context or a --stop string (matched across token
+// boundaries, never emitted), and stream the printable text. Also the sampling flags every
+// generating command shares (llama.cpp's names and defaults) and --show-probs formatting.
+// Must not know: how the prompt was built (the caller prefilled it), terminals beyond colors.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "cli/common.h"
+#include "core/result.h"
+#include "engine/engine.h"
+#include "sampling/sampler.h"
+#include "tokenizer/tokenizer.h"
+
+namespace nt::cli {
+
+// The sampling flags as CLI11 sees them; to_params() validates and converts.
+struct SamplingArgs {
+  SamplerParams p;
+  int64_t seed = -1;  // -1: random
+  std::vector<std::string> logit_bias;
+  std::vector<std::string> stops;
+};
+void add_sampling_options(CLI::App& app, SamplingArgs& a);
+Result<SamplerParams> to_params(const SamplingArgs& a, int32_t n_vocab);
+
+struct GenerateOptions {
+  int64_t n_predict = 0;           // max tokens to generate (resolved, >= 0)
+  std::vector<std::string> stops;  // stop strings
+  size_t n_top = 0;                // > 0: fill StepInfo.top for each step (for --show-probs)
+  bool want_entropy = false;       // fill entropies (costs a softmax per step)
+  // Printable text as it becomes safe to print (stop strings held back).
+  std::function<void(const std::string&)> on_text;
+  // Each sampled token with its step info (only when n_top > 0 or want_entropy).
+  std::function<void(const StepInfo&)> on_step;
+  // Each sampled token with the raw logits it was sampled from ([n_vocab], valid during the call).
+  std::function<void(int32_t token, const float* logits)> on_token;
+};
+
+struct GenerateResult {
+  std::vector<int32_t> tokens;     // sampled tokens, including a final EOG token
+  std::vector<double> entropies;   // per step, bits (when want_entropy)
+  std::string text;                // the printable text (without any stop string)
+  std::string stop_reason;         // "eog", "stop", "length" (-n reached), "context"
+  double ttft_ms = 0;              // from `t_start` (given by the caller) to the first token
+  double decode_ms = 0;            // time spent in decode forward passes
+  int64_t decoded = 0;             // tokens evaluated by decode forward passes
+};
+
+// `logits` are the last prompt token's logits (from the caller's prefill); `t_start` is when the
+// request began (for time to first token). Generated tokens are appended to `seq` (all but the
+// last, which needs no evaluation) and accepted into the sampler's penalty window.
+Result<GenerateResult> generate(Engine& eng, int seq, const Tokenizer& tok, Sampler& sampler,
+                                const float* logits, const GenerateOptions& opt,
+                                std::chrono::steady_clock::time_point t_start);
+
+// One --show-probs line: "[  3] ' there'  p=0.823  H=1.02 bits | ' there' 0.823 | ' a' 0.102";
+// the chosen token is colored by confidence when `color`.
+std::string format_step(const Tokenizer& tok, int64_t index, const StepInfo& s, bool color);
+// A token's text made visible: quotes, control characters and invalid UTF-8 escaped.
+std::string visible_piece(const std::string& piece);
+
+double ms_between(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b);
+
+}  // namespace nt::cli
