@@ -32,7 +32,22 @@ struct SpmWork {
 
 }  // namespace
 
+static void spm_encode_word(const Vocab& v, std::string_view text, std::vector<int32_t>& out);
+
 void spm_encode(const Vocab& v, std::string_view text, std::vector<int32_t>& out) {
+  if (!v.spm_word_split) return spm_encode_word(v, text, out);
+  // Cut before each run of U+2581 that follows another character (see Vocab::spm_word_split).
+  static const std::string_view kSp = "\xE2\x96\x81";
+  size_t start = 0;
+  for (size_t pos = text.find(kSp, 1); pos != std::string_view::npos; pos = text.find(kSp, pos + 3)) {
+    if (pos >= 3 && text.substr(pos - 3, 3) == kSp) continue;
+    spm_encode_word(v, text.substr(start, pos - start), out);
+    start = pos;
+  }
+  spm_encode_word(v, text.substr(start), out);
+}
+
+static void spm_encode_word(const Vocab& v, std::string_view text, std::vector<int32_t>& out) {
   if (text.empty()) return;
   thread_local SpmWork w;
   auto& syms = w.syms;

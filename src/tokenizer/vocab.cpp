@@ -157,6 +157,18 @@ void Vocab::finalize_tokens() {
   std::sort(eog.begin(), eog.end());
   eog.erase(std::unique(eog.begin(), eog.end()), eog.end());
 
+  spm_word_split = true;
+  static const std::string_view kSp = "\xE2\x96\x81";
+  for (int32_t i = 0; i < n && spm_word_split; ++i) {
+    std::string_view t = text[i];
+    for (size_t pos = t.find(kSp, 1); pos != std::string_view::npos; pos = t.find(kSp, pos + 1)) {
+      if (pos < 3 || t.substr(pos - 3, 3) != kSp) {
+        spm_word_split = false;
+        break;
+      }
+    }
+  }
+
   if (byte_level) {
     for (int b = 0; b < 256; ++b) byte_symbol[b] = intern(tok::byte_to_unicode(static_cast<uint8_t>(b)));
   }

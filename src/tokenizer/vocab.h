@@ -73,6 +73,10 @@ struct Vocab {
   std::array<int32_t, 256> byte_symbol{};  // byte-level: symbol id of each byte's mapped char
   std::array<int32_t, 256> byte_token{};   // <0xXX> token ids (-1 when absent)
 
+  // SentencePiece: no token has a U+2581 right after another character, so no merge can cross
+  // the start of a run of U+2581 and the text can be merged word by word (same result, small heaps).
+  bool spm_word_split = false;
+
   PreTokenizer pretok;
   size_t max_token_len = 0;
 
