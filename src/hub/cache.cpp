@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -84,7 +85,8 @@ Status RepoCache::write_ref(const std::string& rev, const std::string& commit) c
   NT_TRY(make_dirs(ref.substr(0, ref.rfind('/'))));
   std::string cur;
   if (auto old = read_file(ref); old.ok() && *old == commit) return {};
-  std::string tmp = ref + ".tmp." + std::to_string(::getpid());
+  static std::atomic<unsigned> counter{0};
+  std::string tmp = ref + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
   FILE* f = std::fopen(tmp.c_str(), "wb");
   if (!f) return Error{"cannot write " + tmp + ": " + std::strerror(errno)};
   bool ok = std::fwrite(commit.data(), 1, commit.size(), f) == commit.size();
@@ -107,8 +109,12 @@ Status RepoCache::link_snapshot(const std::string& commit, const std::string& fi
   ssize_t n = ::readlink(link.c_str(), buf, sizeof(buf) - 1);
   if (n > 0 && std::string(buf, static_cast<size_t>(n)) == target) return {};
   ::unlink(link.c_str());
-  if (::symlink(target.c_str(), link.c_str()) != 0)
-    return Error{"cannot create the link " + link + " -> " + target + ": " + std::strerror(errno)};
+  if (::symlink(target.c_str(), link.c_str()) != 0) {
+    int err = errno;
+    n = ::readlink(link.c_str(), buf, sizeof(buf) - 1);  // another process may have just made it
+    if (err == EEXIST && n > 0 && std::string(buf, static_cast<size_t>(n)) == target) return {};
+    return Error{"cannot create the link " + link + " -> " + target + ": " + std::strerror(err)};
+  }
   return {};
 }
 

@@ -1,6 +1,7 @@
 // hub/download.cpp — resumable, verified blob download.
 #include "hub/download.h"
 
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -56,6 +57,19 @@ Result<std::string> download_blob(const HttpClient& http, const RepoCache& cache
   if (req.expected_size && have > req.expected_size) {  // junk: start over
     if (::ftruncate(fileno(f), 0) != 0) { std::fclose(f); return Error{"cannot truncate " + tmp}; }
     have = 0;
+  }
+  if (req.expected_size > have) {  // refuse early rather than fail near the end
+    struct statvfs vfs {};
+    if (::statvfs(final_path.substr(0, final_path.rfind('/')).c_str(), &vfs) == 0) {
+      uint64_t free_bytes = static_cast<uint64_t>(vfs.f_bavail) * vfs.f_frsize;
+      uint64_t need = req.expected_size - have;
+      if (free_bytes < need) {
+        std::fclose(f);
+        return Error{"not enough disk space for " + req.label + ": it needs " + format_bytes(need) + " more, " +
+                     format_bytes(free_bytes) + " is free under " + cache.dir() +
+                     " (set HF_HUB_CACHE to use another disk)"};
+      }
+    }
   }
   if (have > 0) {
     if (opts.progress) std::fprintf(stderr, "resuming %s from %s\n", req.label.c_str(), format_bytes(have).c_str());

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <thread>
 
 #include "gguf/gguf.h"
 #include "hub/fake_hub.h"
@@ -325,6 +326,21 @@ TEST_F(PullTest, NonLfsFileIsStoredUnderItsEtag) {
   ASSERT_EQ(target.size(), std::string("../../blobs/").size() + 40) << target;  // a 40-hex git ETag
   EXPECT_EQ(r->files[0].sha256, sha256_oracle(data));  // computed while downloading
   EXPECT_EQ(r->bytes(), data.size());
+}
+
+TEST_F(PullTest, ConcurrentPullsDownloadOnce) {
+  // The blob lock (.locks/models--org--repo/<sha>.lock) makes the second puller wait and reuse.
+  Result<PullResult> a = Error{"not run"}, b = Error{"not run"};
+  std::thread ta([&] { a = pull(opts("org/model-GGUF:Q8_0")); });
+  std::thread tb([&] { b = pull(opts("org/model-GGUF:Q8_0")); });
+  ta.join();
+  tb.join();
+  ASSERT_TRUE(a.ok()) << a.error().message;
+  ASSERT_TRUE(b.ok()) << b.error().message;
+  EXPECT_EQ(a->path(), b->path());
+  EXPECT_EQ(read_text(a->path()), q8_);
+  EXPECT_EQ(hub_.blob_gets, 1);
+  EXPECT_TRUE(exists(cache_ + "/.locks/models--org--model-GGUF/" + sha256_oracle(q8_) + ".lock"));
 }
 
 TEST_F(PullTest, ResultMustBeAGguf) {
