@@ -314,18 +314,19 @@ void tile(const MatArgs& a, int64_t r0, int64_t t0) {
 }
 
 // 3 x 4 tiles: 12 accumulators + 6 weight vectors + 3 scales + x fit the 32 zmm registers.
+// Token strips outside, row strips inside: a strip of 4 tokens' activations stays in L1 while the
+// rectangle's weight rows (sized for L2 by the dispatcher) stream past it.
 template <class T>
 void rect(const MatArgs& a, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
-  int64_t r = r0;
-  for (; r + 3 <= r1; r += 3) {
-    int64_t t = t0;
-    for (; t + 4 <= t1; t += 4) tile<T, 3, 4>(a, r, t);
-    for (; t < t1; ++t) tile<T, 3, 1>(a, r, t);
+  const int64_t r_full = r0 + (r1 - r0) / 3 * 3;
+  int64_t t = t0;
+  for (; t + 4 <= t1; t += 4) {
+    for (int64_t r = r0; r < r_full; r += 3) tile<T, 3, 4>(a, r, t);
+    for (int64_t r = r_full; r < r1; ++r) tile<T, 1, 4>(a, r, t);
   }
-  for (; r < r1; ++r) {
-    int64_t t = t0;
-    for (; t + 4 <= t1; t += 4) tile<T, 1, 4>(a, r, t);
-    for (; t < t1; ++t) tile<T, 1, 1>(a, r, t);
+  for (; t < t1; ++t) {
+    for (int64_t r = r0; r < r_full; r += 3) tile<T, 3, 1>(a, r, t);
+    for (int64_t r = r_full; r < r1; ++r) tile<T, 1, 1>(a, r, t);
   }
 }
 
