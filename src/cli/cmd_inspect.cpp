@@ -118,6 +118,7 @@ int cmd_inspect(int argc, char** argv) {
     j["n_params"] = s.n_params;
     j["file_bytes"] = f.file_size();
     j["n_tensors"] = s.n_tensors;
+    j["vocab_only"] = s.n_tensors == 0;
     j["tensor_types"] = json::object();
     for (const auto& [k, v] : types) j["tensor_types"][k] = v;
     j["file_type"] = opt_json(file_type);
@@ -148,7 +149,7 @@ int cmd_inspect(int argc, char** argv) {
     j["kv_bytes_per_token_f16"] = opt_json(kv_f16);
     j["kv_bytes_per_token_q8_0"] = opt_json(kv_q8);
     json mem = json::array();
-    if (kv_f16 && s.n_ctx_train && *s.n_ctx_train > 0) {
+    if (kv_f16 && s.n_ctx_train && *s.n_ctx_train > 0 && s.n_tensors > 0) {
       for (uint64_t c : table_contexts(*s.n_ctx_train))
         for (int n_seq : kSeqs) {
           const double kv = *kv_f16 * static_cast<double>(c) * n_seq;
@@ -213,13 +214,17 @@ int cmd_inspect(int argc, char** argv) {
   line("special tokens", sp.empty() ? "-" : sp);
   line("chat template", has_template ? "yes" : "no");
   out += "memory\n";
-  line("weights", format_bytes(s.weight_bytes));
+  if (s.n_tensors == 0) {
+    line("weights", "none (vocab-only file: the shape above is what its metadata declares)");
+  } else {
+    line("weights", format_bytes(s.weight_bytes));
+  }
   if (kv_f16 && kv_q8)
     line("KV cache / token", str_printf("%s (F16), %s (Q8_0)", format_bytes(static_cast<uint64_t>(*kv_f16)).c_str(),
                                         format_bytes(static_cast<uint64_t>(*kv_q8)).c_str()));
   else
     line("KV cache / token", "-");
-  if (kv_f16 && s.n_ctx_train && *s.n_ctx_train > 0) {
+  if (kv_f16 && s.n_ctx_train && *s.n_ctx_train > 0 && s.n_tensors > 0) {
     out += "  total = weights + F16 KV cache for n_ctx tokens in each of n_seq sequences\n";
     out += "  (* = KV cache outweighs the weights; compute buffers not included)\n";
     out += str_printf("  %10s %13s %13s %13s\n", "n_ctx", "n_seq=1", "n_seq=4", "n_seq=16");
