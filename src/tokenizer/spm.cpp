@@ -84,7 +84,7 @@ static void spm_encode_word(const Vocab& v, std::string_view text, std::vector<i
     r.len = 0;
     l.next = r.next;
     if (r.next >= 0) syms[r.next].prev = b.left;
-    try_add(l.prev, b.right == -1 ? -1 : b.left);
+    try_add(l.prev, b.left);
     try_add(b.left, syms[b.left].next);
   }
 
