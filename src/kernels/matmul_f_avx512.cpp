@@ -62,18 +62,19 @@ void tile(const MatArgs& a, int64_t r0, int64_t t0) {
     for (int r = 0; r < NR; ++r) a.y[(t0 + t) * a.ldy + r0 + r] = hsum512(acc[r][t]);
 }
 
+// Tiles of 4 rows x 6 tokens (24 accumulators). Token strips outside, row strips inside: the
+// strip's activations stay in L1 while the rectangle's weight rows stream past.
 template <class L>
 void rect(const MatArgs& a, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
-  int64_t r = r0;
-  for (; r + 4 <= r1; r += 4) {
-    int64_t t = t0;
-    for (; t + 4 <= t1; t += 4) tile<L, 4, 4>(a, r, t);
-    for (; t < t1; ++t) tile<L, 4, 1>(a, r, t);
+  const int64_t r_full = r0 + (r1 - r0) / 4 * 4;
+  int64_t t = t0;
+  for (; t + 6 <= t1; t += 6) {
+    for (int64_t r = r0; r < r_full; r += 4) tile<L, 4, 6>(a, r, t);
+    for (int64_t r = r_full; r < r1; ++r) tile<L, 1, 6>(a, r, t);
   }
-  for (; r < r1; ++r) {
-    int64_t t = t0;
-    for (; t + 4 <= t1; t += 4) tile<L, 1, 4>(a, r, t);
-    for (; t < t1; ++t) tile<L, 1, 1>(a, r, t);
+  for (; t < t1; ++t) {
+    for (int64_t r = r0; r < r_full; r += 4) tile<L, 4, 1>(a, r, t);
+    for (int64_t r = r_full; r < r1; ++r) tile<L, 1, 1>(a, r, t);
   }
 }
 
