@@ -61,10 +61,12 @@ int cmd_quantize(int argc, char** argv) {
                "quantize"};
   std::string in, out, type_name;
   int n_threads = ThreadPool::default_threads();
+  bool dry_run = false;
   app.add_option("input", in, "input GGUF (any supported tensor types)")->required();
   app.add_option("output", out, "output GGUF")->required();
   app.add_option("type", type_name, "target: " + quant_preset_names() + " (case-insensitive)")->required();
   app.add_option("-t,--threads", n_threads, "threads")->check(CLI::Range(1, 1024));
+  app.add_flag("--dry-run", dry_run, "print the plan (tensor name, current type, new type) to stdout; write nothing");
   if (int rc = parse_args(app, argc, argv); rc >= 0) return rc;
 
   auto preset = quant_preset_from_name(type_name);
@@ -89,6 +91,13 @@ int cmd_quantize(int argc, char** argv) {
   if (auto arch = f.get_str("general.architecture"))
     n_layer = f.get_u64(std::string(*arch) + ".block_count").value_or(0);
   const std::vector<TensorPlan> plans = plan_quant_mix(*preset, descs, n_layer);
+
+  if (dry_run) {
+    for (size_t i = 0; i < f.tensors().size(); ++i)
+      std::printf("%s %s %s%s\n", f.tensors()[i].name.c_str(), std::string(dtype_name(f.tensors()[i].type)).c_str(),
+                  std::string(dtype_name(plans[i].type)).c_str(), plans[i].fallback ? " (fallback)" : "");
+    return kExitOk;
+  }
 
   GgufWriter w;
   for (const auto& kv : f.kvs()) w.set_value(kv.key, kv.value);
