@@ -1,0 +1,148 @@
+// The token commands run as the real executable: tokenize, detokenize, count.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "support/test_support.h"
+
+namespace {
+
+using nt::test::run_nexttok;
+using nlohmann::json;
+
+std::string vocab(const std::string& name) { return nt::test::shared_path("vocab/ggml-vocab-" + name + ".gguf"); }
+
+TEST(CliTokenize, IdsLikeLlamaTokenize) {
+  NT_REQUIRE_SHARED();
+  auto r = run_nexttok({"tokenize", "-m", vocab("llama-spm"), "-p", "Hello world", "--ids"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "[1, 15043, 3186]\n");
+  r = run_nexttok({"tokenize", "-m", vocab("llama-spm"), "-p", "Hello world", "--ids", "--no-bos", "--show-count"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "[15043, 3186]\nTotal number of tokens: 2\n");
+}
+
+TEST(CliTokenize, DefaultViewShowsPieces) {
+  NT_REQUIRE_SHARED();
+  auto r = run_nexttok({"tokenize", "-m", vocab("llama-spm"), "-p", "Hello\tworld"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("     1 -> '<s>'"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("15043 -> ' Hello'"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("'\\t'"), std::string::npos) << r.out;  // invisible characters escaped
+}
+
+TEST(CliTokenize, StdinAndFileBytesAreUsedUnchanged) {
+  NT_REQUIRE_SHARED();
+  auto a = run_nexttok({"tokenize", "-m", vocab("llama-bpe"), "--stdin", "--ids", "--no-bos"}, "Hello\n");
+  ASSERT_EQ(a.rc, 0) << a.err;
+  EXPECT_EQ(a.out, "[9906, 198]\n");  // "Hello" "\n": the newline is kept
+  const std::string f = nt::test::temp_dir() + "/in.txt";
+  nt::test::write_text(f, "Hello\n");
+  auto b = run_nexttok({"tokenize", "-m", vocab("llama-bpe"), "-f", f, "--ids", "--no-bos"});
+  ASSERT_EQ(b.rc, 0) << b.err;
+  EXPECT_EQ(b.out, a.out);
+}
+
+TEST(CliTokenize, ParseSpecialFlag) {
+  NT_REQUIRE_SHARED();
+  auto a = run_nexttok({"tokenize", "-m", vocab("qwen2"), "-p", "<|im_end|>", "--json"});
+  ASSERT_EQ(a.rc, 0) << a.err;
+  json j = json::parse(a.out);
+  EXPECT_EQ(j["n_tokens"], 1);
+  EXPECT_EQ(j["pieces"][0], "<|im_end|>");
+  auto b = run_nexttok({"tokenize", "-m", vocab("qwen2"), "-p", "<|im_end|>", "--json", "--no-parse-special"});
+  ASSERT_EQ(b.rc, 0) << b.err;
+  EXPECT_GT(json::parse(b.out)["n_tokens"].get<int>(), 1);
+}
+
+TEST(CliTokenize, Errors) {
+  NT_REQUIRE_SHARED();
+  EXPECT_EQ(run_nexttok({"tokenize", "-m", vocab("llama-spm")}).rc, 2);  // no text
+  EXPECT_EQ(run_nexttok({"tokenize", "-m", vocab("llama-spm"), "-p", "x", "--stdin"}).rc, 2);
+  auto r = run_nexttok({"tokenize", "-m", "/nonexistent.gguf", "-p", "x"});
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find("/nonexistent.gguf"), std::string::npos);
+  EXPECT_EQ(run_nexttok({"tokenize", "--help"}).rc, 0);
+}
+
+TEST(CliDetokenize, ExactText) {
+  NT_REQUIRE_SHARED();
+  auto r = run_nexttok({"detokenize", "-m", vocab("llama-spm"), "[1, 15043, 3186]", "--skip-special"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "Hello world");
+  r = run_nexttok({"detokenize", "-m", vocab("llama-bpe"), "9906", "198"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "Hello\n");
+  r = run_nexttok({"detokenize", "-m", vocab("llama-bpe"), "--stdin", "--json"}, "[9906, 1917]");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out)["text"], "Hello world");
+  EXPECT_EQ(run_nexttok({"detokenize", "-m", vocab("llama-bpe"), "999999999"}).rc, 1);
+  EXPECT_EQ(run_nexttok({"detokenize", "-m", vocab("llama-bpe"), "12x"}).rc, 1);
+  EXPECT_EQ(run_nexttok({"detokenize", "-m", vocab("llama-bpe")}).rc, 2);
+}
+
+TEST(CliCount, TableJsonAndProjection) {
+  NT_REQUIRE_SHARED();
+  const std::string dir = nt::test::temp_dir();
+  nt::test::write_text(dir + "/zh.txt", "大型语言模型读取的是词元而不是字符。");
+  nt::test::write_text(dir + "/en.txt", "Models read tokens, not characters.");
+  auto r = run_nexttok({"count", "-m", vocab("llama-spm"), "-m", vocab("qwen2"), dir + "/zh.txt", dir + "/en.txt",
+                        "--no-bos", "--per-request", "100", "--ctx", "110", "--concurrency", "4", "--price-in", "1",
+                        "--price-out", "2", "--json"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  json j = json::parse(r.out);
+  ASSERT_EQ(j["models"].size(), 2u);
+  for (const auto& m : j["models"]) {
+    ASSERT_EQ(m["texts"].size(), 2u);
+    EXPECT_EQ(m["texts"][0]["chars"], 18);
+    EXPECT_EQ(m["texts"][0]["bytes"], 54);
+    const int zh = m["texts"][0]["tokens"], en = m["texts"][1]["tokens"];
+    EXPECT_EQ(m["total"]["tokens"], zh + en);
+    const auto& req = m["projection"]["requests"];
+    EXPECT_EQ(req[0]["total_tokens"], zh + 100);
+    EXPECT_EQ(req[0]["fits"], zh + 100 <= 110);
+    EXPECT_NEAR(req[1]["cost"].get<double>(), (en * 1.0 + 100 * 2.0) / 1e6, 1e-12);
+    // The vocab files carry the model shape: K+V in F16 for every layer.
+    if (!m["projection"]["kv_bytes_per_token"].is_null()) {
+      const uint64_t kv = m["projection"]["kv_bytes_per_token"];
+      EXPECT_EQ(req[0]["kv_bytes_total"].get<uint64_t>(), kv * (zh + 100) * 4);
+    }
+  }
+  // Qwen2 needs fewer tokens than Llama 2 for Chinese.
+  EXPECT_LT(j["models"][1]["texts"][0]["tokens"].get<int>(), j["models"][0]["texts"][0]["tokens"].get<int>());
+  // Counts agree with tokenize.
+  auto t = run_nexttok({"tokenize", "-m", vocab("qwen2"), "-f", dir + "/en.txt", "--json", "--no-bos"});
+  EXPECT_EQ(json::parse(t.out)["n_tokens"], j["models"][1]["texts"][1]["tokens"]);
+
+  auto table = run_nexttok({"count", "-m", vocab("llama-spm"), "--stdin"}, "hello world");
+  ASSERT_EQ(table.rc, 0) << table.err;
+  EXPECT_NE(table.out.find("stdin"), std::string::npos);
+  EXPECT_NE(table.out.find("tok/100ch"), std::string::npos);
+  EXPECT_EQ(run_nexttok({"count", "-m", vocab("llama-spm")}).rc, 2);
+}
+
+TEST(CliCount, KvFromModelShape) {
+  NT_REQUIRE_SHARED();
+  // stories15M: 6 layers, 6 kv heads, head_dim 48 -> 2*6*6*48*2 = 6912 bytes per token.
+  auto r = run_nexttok({"count", "-m", nt::test::shared_path("models/stories15M-q8_0.gguf"), "-p", "Once upon a time",
+                        "--per-request", "10", "--json"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  json j = json::parse(r.out);
+  EXPECT_EQ(j["models"][0]["projection"]["kv_bytes_per_token"], 6912);
+  EXPECT_EQ(j["models"][0]["projection"]["ctx"], 256);
+}
+
+TEST(CliTokenize, TokenizerJson) {
+  const std::string dir = nt::test::temp_dir();
+  json vocab = {{"<s>", 0}, {"</s>", 1}, {"▁", 2}, {"h", 3}, {"i", 4}, {"▁h", 5}, {"▁hi", 6}};
+  json doc = {{"model", {{"type", "BPE"}, {"vocab", vocab}, {"merges", {"▁ h", "▁h i"}}}},
+              {"pre_tokenizer", {{"type", "Metaspace"}, {"replacement", "▁"}, {"prepend_scheme", "always"}}},
+              {"added_tokens", {{{"id", 0}, {"content", "<s>"}, {"special", true}}, {{"id", 1}, {"content", "</s>"}, {"special", true}}}},
+              {"post_processor", {{"type", "TemplateProcessing"}, {"single", {{{"SpecialToken", {{"id", "<s>"}}}}, {{"Sequence", {{"id", "A"}}}}}}}}};
+  nt::test::write_text(dir + "/tokenizer.json", doc.dump());
+  auto r = run_nexttok({"tokenize", "-m", dir + "/tokenizer.json", "-p", "hi hi", "--ids"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "[0, 6, 6]\n");
+}
+
+}  // namespace
