@@ -38,8 +38,8 @@ struct ChatTemplateOptions {
 
 // Limits that bound any render (defaults are far above what real templates need).
 struct ChatTemplateLimits {
-  uint64_t max_steps = 20'000'000;       // evaluated nodes + loop iterations, per render
-  uint64_t max_output_bytes = 64u << 20; // rendered text, and any single string value
+  uint64_t max_steps = 2'000'000;        // evaluated nodes + loop iterations, per render
+  uint64_t max_output_bytes = 16u << 20; // rendered text, and any single string value
   uint32_t max_call_depth = 200;         // nested macro calls
   uint64_t max_collection = 1'000'000;   // elements in one list/dict built by the template
 };

@@ -272,12 +272,20 @@ Flow Interp::exec_for(const Stmt& s) {
   loop_v.kind = Kind::Loop;
   loop_v.p = state;
   const List& seq = *state->seq;
+  // One scope object per loop, emptied each iteration: every iteration starts from a fresh scope
+  // (sets do not survive to the next one), without an allocation per iteration.
+  auto body_frame = std::make_shared<Frame>();
+  body_frame->parent = outer;
   for (size_t k = 0; k < seq.size(); k++) {
     step();
     state->index0 = static_cast<int64_t>(k);
-    frame_ = std::make_shared<Frame>();
-    frame_->parent = outer;
-    frame_->vars.reserve(s.targets.size() + 1);
+    frame_ = outer;
+    if (body_frame.use_count() > 1) {  // still referenced elsewhere: start a new one
+      body_frame = std::make_shared<Frame>();
+      body_frame->parent = outer;
+    }
+    body_frame->vars.clear();
+    frame_ = body_frame;
     bind(seq[k]);
     frame_->vars.emplace_back("loop", loop_v);
     Flow f = exec(s.bodies[0]);

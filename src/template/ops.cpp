@@ -211,9 +211,15 @@ Value Interp::eval_binary(const Expr& e) {
   Value a = eval(*e.children[0]);
   Value b = eval(*e.children[1]);
   if (e.op == BinOp::Concat) {
-    std::string s = a.is_string() ? a.s : to_str(a);
-    s += b.is_string() ? b.s : to_str(b);
-    check_string(s.size());
+    std::string tmp_a = a.is_string() ? std::string() : to_str(a);
+    std::string tmp_b = b.is_string() ? std::string() : to_str(b);
+    const std::string& x = a.is_string() ? a.s : tmp_a;
+    const std::string& y = b.is_string() ? b.s : tmp_b;
+    check_string(x.size() + y.size());  // before allocating
+    std::string s;
+    s.reserve(x.size() + y.size());
+    s += x;
+    s += y;
     return Value::string(std::move(s));
   }
   if (e.op == BinOp::Add) return py_add(*this, a, b);
