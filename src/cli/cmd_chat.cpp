@@ -167,8 +167,9 @@ int cmd_chat(int argc, char** argv) {
 
   Sampler sampler(*params, n_vocab, static_cast<int32_t>(eng.n_ctx()));
   std::vector<std::string> stops = a.sampling.stops;
-  if (!rend.jinja)
-    for (const std::string& s : chat_format_stops(rend.format)) stops.push_back(s);
+  // End-of-turn markers of the format (detected from the Jinja template's text when there is one)
+  // back up the model's end-of-generation tokens.
+  for (const std::string& s : chat_format_stops(rend.format)) stops.push_back(s);
   const bool tty_in = isatty(0) != 0;
   std::fprintf(stderr, "chat: format %s | sampler %s | seed %llu | /help for commands\n", rend.name().c_str(),
                describe(*params).c_str(), static_cast<unsigned long long>(sampler.seed()));

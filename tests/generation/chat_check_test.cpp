@@ -78,6 +78,21 @@ TEST(Chat, BuiltInFormatSelectedByFlag) {
   EXPECT_EQ(bad.rc, 1);
 }
 
+TEST(Chat, JinjaTemplateFileIsRenderedAndReused) {
+  NT_REQUIRE_SHARED();
+  const std::string tmpl = test::shared_path("templates/Qwen-Qwen2.5-7B-Instruct.jinja");
+  auto r = run_nexttok({"chat", "-m", model(), "-n", "4", "--temp", "0", "--chat-template-file", tmpl},
+                       "Hello\nMore\n");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.err.find("format jinja template"), std::string::npos) << r.err;
+  const auto turns = turn_stats(r.err);
+  ASSERT_EQ(turns.size(), 2u) << r.err;
+  EXPECT_GT(turns[0].second, 20);  // the template's default system prompt is in the first prefill
+  EXPECT_GT(turns[1].first, turns[0].second);  // the whole first turn is reused
+  auto missing = run_nexttok({"chat", "-m", model(), "--chat-template-file", "/nonexistent.jinja"}, "");
+  EXPECT_EQ(missing.rc, 1);
+}
+
 nlohmann::json check_json(std::vector<std::string> extra, const std::string& prompt = "Once upon a time") {
   std::vector<std::string> args = {"check", "-m", model(), "-p", prompt, "--json"};
   args.insert(args.end(), extra.begin(), extra.end());
