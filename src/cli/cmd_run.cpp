@@ -165,6 +165,7 @@ int cmd_run(int argc, char** argv) {
   if (!a.json) {
     if (a.show_probs) std::printf("\n%s", res.text.c_str());
     std::fputc('\n', stdout);
+    std::fflush(stdout);  // the text before the stats line when both go to one terminal
   }
 
   const double prefill_tps = prompt.size() / (prefill_ms / 1000.0);
