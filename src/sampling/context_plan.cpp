@@ -35,18 +35,18 @@ Result<ContextPlan> plan_context(const std::vector<int32_t>& prompt, bool has_bo
     return plan;
   }
   const std::string what =
-      until_full ? str_printf("prompt (%lld tokens) leaves no room to generate in", static_cast<long long>(n_prompt))
-                 : str_printf("prompt (%lld tokens) + -n %lld is", static_cast<long long>(n_prompt),
-                              static_cast<long long>(n_predict));
+      until_full ? str_printf("prompt (%lld tokens) + at least 1 generated token", static_cast<long long>(n_prompt))
+                 : str_printf("prompt (%lld tokens) + -n %lld = %lld tokens", static_cast<long long>(n_prompt),
+                              static_cast<long long>(n_predict), static_cast<long long>(n_prompt + n_predict));
   if (mode == TruncateMode::None)
-    return make_error("%s the context (-c %lld): %lld token%s over. Raise -c, lower -n, shorten the "
+    return make_error("%s does not fit the context (-c %lld): %lld token%s over. Raise -c, lower -n, shorten the "
                       "prompt, or pass --truncate start|middle to drop prompt tokens",
                       what.c_str(), static_cast<long long>(n_ctx), static_cast<long long>(over),
                       over == 1 ? "" : "s");
   const int64_t keep_min = has_bos ? 2 : 1;  // BOS plus at least one prompt token
   const int64_t keep = n_prompt - over;
   if (keep < keep_min)
-    return make_error("%s the context (-c %lld): %lld tokens over, and truncating would leave no "
+    return make_error("%s does not fit the context (-c %lld): %lld tokens over, and truncating would leave no "
                       "prompt. Raise -c or lower -n",
                       what.c_str(), static_cast<long long>(n_ctx), static_cast<long long>(over));
   const int64_t first = has_bos ? 1 : 0;  // index of the first droppable token
