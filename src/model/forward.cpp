@@ -91,9 +91,10 @@ Status Model::forward(const Batch& batch, KvStore& kv, ThreadPool& pool, Forward
     const LayerWeights& l = w_.layers[static_cast<size_t>(il)];
     norm_rows(x, l.attn_norm, xn, n_tokens, n_embd, c.rms_eps, pool);
     dump("attn_norm", il, xn, n_embd);
-    matmul(l.wq, xn, n_embd, q, q_dim, n_tokens, pool);
-    matmul(l.wk, xn, n_embd, k, kv_dim, n_tokens, pool);
-    matmul(l.wv, xn, n_embd, v, kv_dim, n_tokens, pool);
+    {  // one parallel pass, activations quantized once
+      const MatmulOut qkv[3] = {{&l.wq, q, q_dim}, {&l.wk, k, kv_dim}, {&l.wv, v, kv_dim}};
+      matmul_multi(qkv, 3, xn, n_embd, n_tokens, pool);
+    }
     add_bias(q, l.bq, n_tokens, q_dim);
     add_bias(k, l.bk, n_tokens, kv_dim);
     add_bias(v, l.bv, n_tokens, kv_dim);
@@ -127,8 +128,10 @@ Status Model::forward(const Batch& batch, KvStore& kv, ThreadPool& pool, Forward
     dump("ffn_inp", il, x, n_embd);
 
     norm_rows(x, l.ffn_norm, xn, n_tokens, n_embd, c.rms_eps, pool);
-    matmul(l.w_gate, xn, n_embd, gate, c.n_ff, n_tokens, pool);
-    matmul(l.w_up, xn, n_embd, up, c.n_ff, n_tokens, pool);
+    {
+      const MatmulOut gate_up[2] = {{&l.w_gate, gate, c.n_ff}, {&l.w_up, up, c.n_ff}};
+      matmul_multi(gate_up, 2, xn, n_embd, n_tokens, pool);
+    }
     pool.run(static_cast<int>(n_tokens), [&](int t, int) {
       silu_mul(gate + int64_t(t) * c.n_ff, up + int64_t(t) * c.n_ff, gate + int64_t(t) * c.n_ff, c.n_ff);
     });
