@@ -23,15 +23,23 @@ static inline void split_quad(__m512i n0, __m512i n1, __m512i& w1, __m512i& w2) 
   w1 = _mm512_permutex2var_epi64(n0, _mm512_set_epi64(14, 12, 10, 8, 6, 4, 2, 0), n1);
   w2 = _mm512_permutex2var_epi64(n0, _mm512_set_epi64(15, 13, 11, 9, 7, 5, 3, 1), n1);
 }
-// Four fp16 values as floats in lanes 0..3 (others 0).
-static inline __m512 four_halves(const uint8_t* u, int stride) {
-  uint64_t v = 0;
-  for (int i = 0; i < 4; ++i) {
-    uint16_t h;
-    std::memcpy(&h, u + i * stride, 2);
-    v |= static_cast<uint64_t>(h) << (16 * i);
+// Four fp16 values at u + off + i * stride (i = 0..3) as floats in lanes 0..3 (others 0), for a
+// quad of `unit` bytes at u: one or two vector loads and a word permute (no scalar gathering).
+// Only bytes of the quad are read (the second load is masked to them).
+template <int kStride, int kUnit>
+static inline __m512 four_halves(const uint8_t* u, int off) {
+  const __m512i z0 = _mm512_loadu_si512(u);  // every quad is at least 64 bytes
+  const __m512i idx = _mm512_set_epi16(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                                       (off + 3 * kStride) / 2, (off + 2 * kStride) / 2, (off + kStride) / 2, off / 2);
+  __m512i w;
+  if constexpr (3 * kStride + 4 <= 64) {
+    w = _mm512_permutexvar_epi16(idx, z0);
+  } else {
+    constexpr int kRest = (kUnit - 64) / 2 < 32 ? (kUnit - 64) / 2 : 32;  // whole words left in the quad
+    const __m512i z1 = _mm512_maskz_loadu_epi16(static_cast<__mmask32>((1ull << kRest) - 1), u + 64);
+    w = _mm512_permutex2var_epi16(z0, idx, z1);
   }
-  return _mm512_castps128_ps512(_mm_cvtph_ps(_mm_cvtsi64_si128(static_cast<long long>(v))));
+  return _mm512_castps128_ps512(_mm_cvtph_ps(_mm512_castsi512_si128(w)));
 }
 // Four 16-byte nibble blocks (qs of 4 consecutive 32-blocks, `stride` bytes apart) -> quad halves.
 static inline void nibbles_quad(const uint8_t* q, int stride, __m512i& w1, __m512i& w2) {
@@ -95,7 +103,7 @@ static inline void q5_high(const uint8_t* qh, int stride, __mmask64& m1, __mmask
 struct Q8_0 {
   static constexpr int kBlock32 = 34, kUnitBytes = 136, kQuads = 1, kOffset = 128, kMin = 0;
   static constexpr bool kG16 = false, kS16 = false;
-  static void prep(const uint8_t* u, St& s) { s.a16 = four_halves(u, 34); }
+  static void prep(const uint8_t* u, St& s) { s.a16 = four_halves<34, 136>(u, 0); }
   static void quad(const uint8_t* u, int, __m512i& w1, __m512i& w2) {
     split_quad(q8_pair(u + 2, u + 36), q8_pair(u + 70, u + 104), w1, w2);
   }
@@ -103,22 +111,22 @@ struct Q8_0 {
 struct Q4_0 {
   static constexpr int kBlock32 = 18, kUnitBytes = 72, kQuads = 1, kOffset = 8, kMin = 0;
   static constexpr bool kG16 = false, kS16 = false;
-  static void prep(const uint8_t* u, St& s) { s.a16 = four_halves(u, 18); }
+  static void prep(const uint8_t* u, St& s) { s.a16 = four_halves<18, 72>(u, 0); }
   static void quad(const uint8_t* u, int, __m512i& w1, __m512i& w2) { nibbles_quad(u + 2, 18, w1, w2); }
 };
 struct Q4_1 {
   static constexpr int kBlock32 = 20, kUnitBytes = 80, kQuads = 1, kOffset = 0, kMin = 4;
   static constexpr bool kG16 = false, kS16 = false;
   static void prep(const uint8_t* u, St& s) {
-    s.a16 = four_halves(u, 20);
-    s.mn16 = four_halves(u + 2, 20);
+    s.a16 = four_halves<20, 80>(u, 0);
+    s.mn16 = four_halves<20, 80>(u, 2);
   }
   static void quad(const uint8_t* u, int, __m512i& w1, __m512i& w2) { nibbles_quad(u + 4, 20, w1, w2); }
 };
 struct Q5_0 {
   static constexpr int kBlock32 = 22, kUnitBytes = 88, kQuads = 1, kOffset = 16, kMin = 0;
   static constexpr bool kG16 = false, kS16 = false;
-  static void prep(const uint8_t* u, St& s) { s.a16 = four_halves(u, 22); }
+  static void prep(const uint8_t* u, St& s) { s.a16 = four_halves<22, 88>(u, 0); }
   static void quad(const uint8_t* u, int, __m512i& w1, __m512i& w2) {
     nibbles_quad(u + 6, 22, w1, w2);
     __mmask64 m1, m2;
@@ -131,8 +139,8 @@ struct Q5_1 {
   static constexpr int kBlock32 = 24, kUnitBytes = 96, kQuads = 1, kOffset = 0, kMin = 4;
   static constexpr bool kG16 = false, kS16 = false;
   static void prep(const uint8_t* u, St& s) {
-    s.a16 = four_halves(u, 24);
-    s.mn16 = four_halves(u + 2, 24);
+    s.a16 = four_halves<24, 96>(u, 0);
+    s.mn16 = four_halves<24, 96>(u, 2);
   }
   static void quad(const uint8_t* u, int, __m512i& w1, __m512i& w2) {
     nibbles_quad(u + 8, 24, w1, w2);
