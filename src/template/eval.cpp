@@ -23,6 +23,7 @@ Value Interp::eval_inner(const Expr& e) {
         if (key.kind == Kind::Dict) throw_type_error("unhashable type: 'dict'");
         d.map().set(key, eval(*e.children[k + 1]));
       }
+      d.update_depth();
       return d;
     }
     case ExprKind::Attr: {

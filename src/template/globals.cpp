@@ -44,6 +44,7 @@ Value g_namespace(Interp&, Args& a) {
     for (const auto& [k, v] : p.map().entries) ns.map().set(k, v);
   }
   for (auto& [k, v] : a.kw) ns.map().set(k, v);
+  ns.update_depth();
   return ns;
 }
 
@@ -54,6 +55,7 @@ Value g_dict(Interp&, Args& a) {
     for (const auto& [k, v] : p.map().entries) d.map().set(k, v);
   }
   for (auto& [k, v] : a.kw) d.map().set(k, v);
+  d.update_depth();
   return d;
 }
 

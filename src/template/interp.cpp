@@ -122,6 +122,22 @@ void Interp::exec_set(const std::vector<std::string>& targets, Value v) {
   for (size_t k = 0; k < targets.size(); k++) frame_->set(targets[k], std::move(items[k]));
 }
 
+// True when `v` contains (through lists, dicts and namespaces) the container `target`; used to
+// refuse reference cycles, which would recurse forever in repr() and leak.
+bool Interp::reaches(const Value& v, const void* target) {
+  if (v.kind != Kind::List && v.kind != Kind::Dict) return false;
+  if (v.p.get() == target) return true;
+  step();
+  if (v.kind == Kind::List) {
+    for (const Value& x : v.items())
+      if (reaches(x, target)) return true;
+  } else {
+    for (const auto& [k, x] : v.map().entries)
+      if (reaches(x, target)) return true;
+  }
+  return false;
+}
+
 Flow Interp::exec_stmt(const Stmt& s) {
   step();
   switch (s.kind) {
@@ -148,6 +164,15 @@ Flow Interp::exec_stmt(const Stmt& s) {
         TemplateError err(TemplateError::Kind::Runtime,
                           prog_.name + ":" + std::to_string(line) + ":" + std::to_string(col) +
                               ": cannot assign attribute on non-namespace object '" + s.targets[0] + "'");
+        err.located = true;
+        throw err;
+      }
+      if (reaches(v, obj.p.get())) {
+        int line = 0, col = 0;
+        line_col(prog_.source, s.pos, line, col);
+        TemplateError err(TemplateError::Kind::Runtime, prog_.name + ":" + std::to_string(line) + ":" +
+                                                            std::to_string(col) + ": cannot store namespace '" +
+                                                            s.targets[0] + "' inside itself");
         err.located = true;
         throw err;
       }

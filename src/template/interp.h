@@ -63,6 +63,7 @@ class Interp {
   Value eval_compare(const Expr& e);
   Flow exec_stmt(const Stmt& s);
   Flow exec_for(const Stmt& s);
+  bool reaches(const Value& v, const void* target);
   void exec_set(const std::vector<std::string>& targets, Value v);
   Value call_macro(const Stmt& macro, const std::shared_ptr<Frame>& defined_in, Args& args);
   Value lookup(const std::string& name);

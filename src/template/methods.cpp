@@ -177,6 +177,7 @@ Value dict_method(const Value& d, const std::string& name, Args& a) {
   if (name == "copy") {
     Value c = Value::dict();
     c.map() = d.map();
+    c.depth = d.depth;
     return c;
   }
   return Value::list(std::move(out));

@@ -19,7 +19,22 @@ Value Value::list(List items, bool tuple) {
   v.kind = Kind::List;
   v.b = tuple;
   v.p = std::make_shared<List>(std::move(items));
+  v.update_depth();
   return v;
+}
+
+void Value::update_depth() {
+  uint32_t d = 0;
+  if (kind == Kind::List) {
+    for (const Value& x : items()) d = std::max(d, x.depth);
+  } else if (kind == Kind::Dict) {
+    for (const auto& [k, x] : map().entries) d = std::max(d, x.depth);
+  } else {
+    return;
+  }
+  depth = d + 1;
+  if (depth > kMaxNesting)
+    throw TemplateError(TemplateError::Kind::Limit, "limit exceeded: values nested deeper than " + std::to_string(kMaxNesting));
 }
 
 Value Value::dict(bool namespace_) {

@@ -27,6 +27,10 @@ struct TemplateError : std::runtime_error {
 [[noreturn]] void throw_error(const std::string& msg);
 [[noreturn]] void throw_type_error(const std::string& msg);
 
+// Deepest container nesting a template may build (lists in lists ...): keeps every recursive
+// walk (repr, ==, tojson, destruction) far from the stack's end.
+constexpr uint32_t kMaxNesting = 400;
+
 enum class Kind : uint8_t { Undefined, None, Bool, Int, Float, String, List, Dict, Loop, Func };
 
 struct Value;
@@ -43,6 +47,7 @@ struct Value {
   double f = 0;          // Float
   std::string s;         // String; for Undefined: the hint ("'x' is undefined")
   std::shared_ptr<void> p;  // List / Dict / LoopState / Callable
+  uint32_t depth = 0;       // container nesting (bounded: kMaxNesting), so no recursion overflows
 
   Value() = default;
   static Value undefined(std::string hint = "") { Value v; v.s = std::move(hint); return v; }
@@ -55,6 +60,8 @@ struct Value {
   static Value generator(List items) { Value v = list(std::move(items)); v.i = 1; return v; }
   static Value markup(std::string x) { Value v = string(std::move(x)); v.b = true; return v; }
   static Value dict(bool namespace_ = false);
+  // Recomputes `depth` of a List/Dict from its elements; throws a limit error past kMaxNesting.
+  void update_depth();
   static Value func(std::shared_ptr<Callable> c) { Value v; v.kind = Kind::Func; v.p = std::move(c); return v; }
 
   bool is_undefined() const { return kind == Kind::Undefined; }

@@ -31,6 +31,7 @@ static Value from_json_impl(const J& j) {
       d.map().entries.reserve(j.size());
       for (auto it = j.begin(); it != j.end(); ++it)
         d.map().entries.emplace_back(Value::string(it.key()), from_json_impl(it.value()));
+      d.update_depth();
       return d;
     }
     default: return Value::none();  // binary / discarded: not produced by JSON text
