@@ -152,15 +152,31 @@ std::string StreamDecoder::push(int32_t id) {
   if (!special) first_text_ = false;
   pending_.append(p);
   size_t n = tok::utf8_complete_prefix(pending_);
-  std::string out = pending_.substr(0, n);
+  std::string out = valid_utf8(std::string_view(pending_).substr(0, n));
   pending_.erase(0, n);
   return out;
 }
 
 std::string StreamDecoder::flush() {
-  std::string out = std::move(pending_);
+  std::string out = valid_utf8(pending_);
   pending_.clear();
   first_text_ = true;
+  return out;
+}
+
+std::string StreamDecoder::valid_utf8(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    size_t l = tok::utf8_seq_len(s, i);
+    if (l == 0) {
+      out += "\xEF\xBF\xBD";  // U+FFFD for a byte that cannot start or continue valid UTF-8
+      ++i;
+    } else {
+      out.append(s.substr(i, l));
+      i += l;
+    }
+  }
   return out;
 }
 

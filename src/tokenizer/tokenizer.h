@@ -73,9 +73,10 @@ class Tokenizer {
   friend struct TokenizerBuilder;
 };
 
-// Streaming decode: push ids one by one, get back only complete UTF-8 (a partial multi-byte
-// sequence, e.g. split across byte-fallback tokens, is held until complete). flush() returns
-// what is still held (possibly invalid UTF-8 the model produced) and resets.
+// Streaming decode: push ids one by one, get back only complete, valid UTF-8 (a partial multi-byte
+// sequence, e.g. split across byte-fallback tokens, is held until complete; bytes that can never
+// form valid UTF-8 come out as U+FFFD). flush() returns what is still held (an unfinished
+// sequence as U+FFFD) and resets. For the exact bytes use Tokenizer::decode.
 class StreamDecoder {
  public:
   explicit StreamDecoder(const Tokenizer& tok, bool skip_special = false);
@@ -83,6 +84,7 @@ class StreamDecoder {
   std::string flush();
 
  private:
+  static std::string valid_utf8(std::string_view s);
   const Tokenizer& tok_;
   bool skip_special_;
   bool first_text_ = true;

@@ -160,7 +160,9 @@ TEST(Tokenizer, StreamDecoderHoldsPartialBytes) {
   EXPECT_EQ(sd.push(3 + 0xA6), "");
   EXPECT_EQ(sd.push(3 + 0x99), "🦙");
   EXPECT_EQ(sd.push(3 + 0xE4), "");
-  EXPECT_EQ(sd.flush(), "\xE4");  // an unfinished sequence comes out on flush
+  EXPECT_EQ(sd.flush(), "\xEF\xBF\xBD");  // an unfinished sequence comes out on flush as U+FFFD
+  EXPECT_EQ(sd.push(3 + 0xFF), "\xEF\xBF\xBD");  // a byte that is never UTF-8: at once, replaced
+  EXPECT_EQ(sd.push(3 + 'a'), "a");
 }
 
 TEST(Tokenizer, HugeAndRepetitiveInputsAreFast) {
