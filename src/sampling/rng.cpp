@@ -45,8 +45,9 @@ uint64_t random_seed() {
     // random_device may be unavailable; time + address entropy is enough for an unseeded request.
   }
   // Mix so that nearby clock values give unrelated seeds.
+  // Kept below 2^63 so the reported seed can be passed back as --seed (a signed 64-bit flag).
   Rng mix(seed);
-  return mix.next_u64();
+  return mix.next_u64() >> 1;
 }
 
 }  // namespace nt

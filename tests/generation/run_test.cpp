@@ -56,6 +56,7 @@ TEST(RunSampling, SeedChangesSampledOutputAndIsReported) {
   std::smatch m;
   ASSERT_TRUE(std::regex_search(c.err, m, std::regex("seed: (\\d+)")));
   auto d = run_nexttok(base({"-n", "16", "--temp", "1.0", "--seed", m[1].str()}));
+  ASSERT_EQ(d.rc, 0) << d.err;
   EXPECT_EQ(d.out, c.out);
 }
 
