@@ -3,8 +3,11 @@
 set -euo pipefail
 PKGS=(build-essential cmake ninja-build pkg-config clang lld libclang-rt-14-dev
       libgtest-dev libgmock-dev libbenchmark-dev libpcre2-dev nlohmann-json3-dev
-      libcli11-dev libcpp-httplib-dev libcurl4-openssl-dev python3 npm curl ca-certificates)
+      libcli11-dev libcpp-httplib-dev libcurl4-openssl-dev curl ca-certificates)
 missing=()
+# Tools that may come from outside Debian's packages (pyenv, nodesource): only installed when absent.
+command -v python3 >/dev/null 2>&1 || PKGS+=(python3)
+command -v npm >/dev/null 2>&1 || PKGS+=(npm)
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
