@@ -25,24 +25,43 @@ ThreadPool::~ThreadPool() {
   for (auto& th : threads_) th.join();
 }
 
-void ThreadPool::work(int thread) {
+namespace {
+constexpr int kTaskBits = 20;
+constexpr uint64_t kTaskMask = (uint64_t(1) << kTaskBits) - 1;
+constexpr uint64_t kGenMask = (uint64_t(1) << 24) - 1;
+inline uint64_t job_gen(uint64_t v) { return v >> (2 * kTaskBits); }
+inline uint64_t job_n(uint64_t v) { return (v >> kTaskBits) & kTaskMask; }
+inline uint64_t job_next(uint64_t v) { return v & kTaskMask; }
+}  // namespace
+
+void ThreadPool::work(int thread, uint64_t gen) {
   for (;;) {
-    int task = next_task_.fetch_add(1, std::memory_order_acq_rel);  // pairs with the release below
-    if (task >= n_tasks_) break;
+    uint64_t v = job_.load(std::memory_order_acquire);
+    int task = -1;
+    while (job_gen(v) == gen && job_next(v) < job_n(v)) {
+      if (job_.compare_exchange_weak(v, v + 1, std::memory_order_acq_rel, std::memory_order_acquire)) {
+        task = static_cast<int>(job_next(v));
+        break;
+      }
+    }
+    if (task < 0) return;
+    // Invariant: the claim succeeded for `gen`, so the owner is still waiting for this job and
+    // fn_/ctx_ are the ones it published with it.
     fn_(ctx_, task, thread);
     n_done_.fetch_add(1, std::memory_order_acq_rel);
   }
 }
 
 void ThreadPool::dispatch(int n_tasks, TaskFn fn, void* ctx) {
+  // No task of the previous job can be claimed any more (all were), so these writes race with no one.
   fn_ = fn;
   ctx_ = ctx;
-  n_tasks_ = n_tasks;
-  next_task_.store(0, std::memory_order_release);  // a late worker claiming from this sees fn_ above
+  gen_ = (gen_ + 1) & kGenMask;
   n_done_.store(0, std::memory_order_relaxed);
-  generation_.fetch_add(1, std::memory_order_acq_rel);  // publishes the job
+  job_.store((gen_ << (2 * kTaskBits)) | (uint64_t(n_tasks) << kTaskBits), std::memory_order_release);
+  generation_.fetch_add(1, std::memory_order_acq_rel);
   generation_.notify_all();
-  work(0);
+  work(0, gen_);
   while (n_done_.load(std::memory_order_acquire) < n_tasks) NT_CPU_RELAX();
 }
 
@@ -61,7 +80,7 @@ void ThreadPool::worker_loop(int thread) {
     }
     seen = g;
     if (stop_.load(std::memory_order_acquire)) return;
-    work(thread);
+    work(thread, job_gen(job_.load(std::memory_order_acquire)));
   }
 }
 
