@@ -32,4 +32,18 @@ TEST(ThreadPool, RunsEveryTaskOnce) {
   }
 }
 
+// Back-to-back jobs of different sizes with more threads than cores: a worker that wakes late must
+// never run a task of the next job with an index claimed from the previous one (each task of every
+// job runs exactly once, and never after its job returned).
+TEST(ThreadPool, BackToBackJobsNeverLeakTasks) {
+  ThreadPool pool(3);
+  std::vector<std::atomic<int>> hits(16);
+  for (int rep = 0; rep < 20000; ++rep) {
+    const int n = 1 + rep % 9;
+    for (auto& h : hits) h.store(0);
+    pool.run(n, [&](int task, int) { hits[static_cast<size_t>(task)].fetch_add(1); });
+    for (int i = 0; i < 16; ++i) ASSERT_EQ(hits[static_cast<size_t>(i)].load(), i < n ? 1 : 0) << "rep " << rep;
+  }
+}
+
 }  // namespace nt
