@@ -7,17 +7,7 @@ namespace nt {
 
 Status llama_load_layer(const WeightLoader& wl, const ModelConfig& c, int il, LayerWeights& l) {
   // Some llama-architecture exports carry attention biases; use them when present.
-  if (wl.has(layer_tensor(il, "attn_q.bias"))) {
-    auto bq = wl.vector(layer_tensor(il, "attn_q.bias"), int64_t(c.n_head) * c.head_dim);
-    if (!bq) return bq.error();
-    auto bk = wl.vector(layer_tensor(il, "attn_k.bias"), int64_t(c.n_head_kv) * c.head_dim);
-    if (!bk) return bk.error();
-    auto bv = wl.vector(layer_tensor(il, "attn_v.bias"), int64_t(c.n_head_kv) * c.head_dim);
-    if (!bv) return bv.error();
-    l.bq = *bq;
-    l.bk = *bk;
-    l.bv = *bv;
-  }
+  if (wl.has(layer_tensor(il, "attn_q.bias"))) return load_qkv_bias(wl, c, il, l);
   return {};
 }
 

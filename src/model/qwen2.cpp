@@ -4,7 +4,7 @@
 
 namespace nt {
 
-Status qwen2_load_layer(const WeightLoader& wl, const ModelConfig& c, int il, LayerWeights& l) {
+Status load_qkv_bias(const WeightLoader& wl, const ModelConfig& c, int il, LayerWeights& l) {
   auto bq = wl.vector(layer_tensor(il, "attn_q.bias"), int64_t(c.n_head) * c.head_dim);
   if (!bq) return bq.error();
   auto bk = wl.vector(layer_tensor(il, "attn_k.bias"), int64_t(c.n_head_kv) * c.head_dim);
@@ -15,6 +15,10 @@ Status qwen2_load_layer(const WeightLoader& wl, const ModelConfig& c, int il, La
   l.bk = *bk;
   l.bv = *bv;
   return {};
+}
+
+Status qwen2_load_layer(const WeightLoader& wl, const ModelConfig& c, int il, LayerWeights& l) {
+  return load_qkv_bias(wl, c, il, l);
 }
 
 }  // namespace nt
