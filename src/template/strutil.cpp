@@ -8,8 +8,7 @@
 
 namespace nt::jinja {
 
-namespace {
-uint32_t decode(std::string_view s, size_t& i) {
+uint32_t decode_utf8(std::string_view s, size_t& i) {
   auto c = static_cast<unsigned char>(s[i]);
   size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
   if (n == 0 || i + n > s.size()) { i++; return c; }
@@ -22,6 +21,7 @@ uint32_t decode(std::string_view s, size_t& i) {
   i += n;
   return cp;
 }
+namespace {
 bool is_alpha_ascii(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 }  // namespace
 
@@ -65,7 +65,7 @@ std::string py_title(std::string_view s) {
 std::string py_strip(std::string_view s, const std::string* chars, bool left, bool right) {
   std::vector<uint32_t> set;
   if (chars)
-    for (size_t i = 0; i < chars->size();) set.push_back(decode(*chars, i));
+    for (size_t i = 0; i < chars->size();) set.push_back(decode_utf8(*chars, i));
   auto strip_cp = [&](uint32_t cp) {
     if (!chars) return py_is_space(cp);
     for (uint32_t x : set) if (x == cp) return true;
@@ -75,7 +75,7 @@ std::string py_strip(std::string_view s, const std::string* chars, bool left, bo
   if (left) {
     while (b < e) {
       size_t i = b;
-      uint32_t cp = decode(s, i);
+      uint32_t cp = decode_utf8(s, i);
       if (!strip_cp(cp)) break;
       b = i;
     }
@@ -85,8 +85,8 @@ std::string py_strip(std::string_view s, const std::string* chars, bool left, bo
       size_t start = e - 1;
       while (start > b && (static_cast<unsigned char>(s[start]) & 0xc0) == 0x80) start--;
       size_t i = start;
-      uint32_t cp = decode(s, i);
-      if (i != e) { start = e - 1; i = start; cp = decode(s, i); }
+      uint32_t cp = decode_utf8(s, i);
+      if (i != e) { start = e - 1; i = start; cp = decode_utf8(s, i); }
       if (!strip_cp(cp)) break;
       e = start;
     }
@@ -135,7 +135,7 @@ std::vector<std::string> py_split(std::string_view s, const std::string* sep, in
   size_t i = 0;
   while (i < s.size()) {
     size_t j = i;
-    uint32_t cp = decode(s, j);
+    uint32_t cp = decode_utf8(s, j);
     if (py_is_space(cp)) { i = j; continue; }
     if (maxsplit >= 0 && static_cast<int64_t>(out.size()) >= maxsplit) {
       out.push_back(py_strip(s.substr(i), nullptr, false, true));
@@ -144,7 +144,7 @@ std::vector<std::string> py_split(std::string_view s, const std::string* sep, in
     size_t start = i;
     while (i < s.size()) {
       size_t k = i;
-      if (py_is_space(decode(s, k))) break;
+      if (py_is_space(decode_utf8(s, k))) break;
       i = k;
     }
     out.emplace_back(s.substr(start, i - start));
@@ -184,7 +184,7 @@ std::vector<std::string> py_splitlines(std::string_view s, bool keepends) {
   size_t start = 0, i = 0;
   while (i < s.size()) {
     size_t j = i;
-    uint32_t cp = decode(s, j);
+    uint32_t cp = decode_utf8(s, j);
     bool br = cp == '\n' || cp == '\r' || cp == 0x0b || cp == 0x0c || cp == 0x1c || cp == 0x1d || cp == 0x1e ||
               cp == 0x85 || cp == 0x2028 || cp == 0x2029;
     if (!br) { i = j; continue; }

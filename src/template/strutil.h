@@ -24,5 +24,7 @@ std::vector<std::string> py_splitlines(std::string_view s, bool keepends = false
 bool py_parse_int(std::string_view s, int base, int64_t& out);
 bool py_parse_float(std::string_view s, double& out);
 bool py_is_space(uint32_t cp);
+// Decodes one UTF-8 code point at s[i] and advances i; an invalid byte decodes as itself (one byte).
+uint32_t decode_utf8(std::string_view s, size_t& i);
 
 }  // namespace nt::jinja

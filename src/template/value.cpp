@@ -1,6 +1,7 @@
 // template/value.cpp — Python semantics of runtime values: truthiness, ==, ordering, str(),
 // repr(), float formatting and UTF-8 helpers. JSON in/out lives in value_json.cpp.
 #include "template/value.h"
+#include "template/strutil.h"
 
 #include <algorithm>
 #include <charconv>
@@ -198,21 +199,6 @@ std::string float_repr(double x) {
     out += e;
   }
   return out;
-}
-
-// Decodes one UTF-8 code point at s[i]; invalid bytes decode as themselves (one byte).
-static uint32_t decode_utf8(std::string_view s, size_t& i) {
-  auto c = static_cast<unsigned char>(s[i]);
-  size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-  if (n == 0 || i + n > s.size()) { i++; return c; }
-  uint32_t cp = n == 1 ? c : n == 2 ? (c & 0x1f) : n == 3 ? (c & 0x0f) : (c & 0x07);
-  for (size_t k = 1; k < n; k++) {
-    auto d = static_cast<unsigned char>(s[i + k]);
-    if ((d >> 6) != 2) { i++; return c; }
-    cp = (cp << 6) | (d & 0x3f);
-  }
-  i += n;
-  return cp;
 }
 
 std::string repr_string(std::string_view s) {
