@@ -56,6 +56,9 @@ Result<MappedFile> MappedFile::open(const std::string& path) {
       ::close(fd);
       return make_error("%s: cannot mmap: %s", path.c_str(), std::strerror(e));
     }
+    // Ask for huge pages: weights stream through once per token, and 4 KiB pages cost a TLB miss
+    // (and stop the hardware prefetcher) every 4 KiB. Advisory: ignored where unsupported.
+    (void)madvise(p, mf.size_, MADV_HUGEPAGE);
     mf.data_ = static_cast<const uint8_t*>(p);
   }
   ::close(fd);

@@ -9,12 +9,14 @@ namespace nt::detail {
 namespace {
 
 struct LF32 {
+  static constexpr int64_t kBytes = 4;
   static __m512 load(const uint8_t* row, int64_t i) { return _mm512_loadu_ps(reinterpret_cast<const float*>(row) + i); }
   static __m512 load_mask(const uint8_t* row, int64_t i, __mmask16 m) {
     return _mm512_maskz_loadu_ps(m, reinterpret_cast<const float*>(row) + i);
   }
 };
 struct LF16 {
+  static constexpr int64_t kBytes = 2;
   static __m512 load(const uint8_t* row, int64_t i) {
     return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + 2 * i)));
   }
@@ -23,6 +25,7 @@ struct LF16 {
   }
 };
 struct LBF16 {
+  static constexpr int64_t kBytes = 2;
   static __m512 widen(__m256i h) { return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16)); }
   static __m512 load(const uint8_t* row, int64_t i) {
     return widen(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + 2 * i)));
@@ -41,8 +44,13 @@ void tile(const MatArgs& a, int64_t r0, int64_t t0) {
   const float* xs[NT];
   for (int t = 0; t < NT; ++t) xs[t] = a.x + (t0 + t) * a.ldx;
   int64_t i = 0;
+  // Prefetch one tile ahead (rows r0+NR.., same columns): a linear walk NR rows ahead of the loads
+  // (see matmul_q_avx512.cpp); one prefetch per cache line.
+  const int64_t pf_ahead = NR * static_cast<int64_t>(a.w.row_bytes);
   for (; i + 16 <= n; i += 16) {
     __m512 wv[NR];
+    if ((i * L::kBytes) % 64 == 0)
+      for (int r = 0; r < NR; ++r) _mm_prefetch(reinterpret_cast<const char*>(rows[r] + i * L::kBytes + pf_ahead), _MM_HINT_T0);
     for (int r = 0; r < NR; ++r) wv[r] = L::load(rows[r], i);
     for (int t = 0; t < NT; ++t) {
       const __m512 xv = _mm512_loadu_ps(xs[t] + i);

@@ -298,11 +298,15 @@ void tile(const MatArgs& a, int64_t r0, int64_t t0) {
   const uint8_t* xb[NT];
   for (int t = 0; t < NT; ++t) xb[t] = reinterpret_cast<const uint8_t*>(xq.qs(t0 + t));
   const int64_t npad = xq.npad;
+  // Prefetch one tile ahead: rows r0+NR.. at the same unit, every cache line of it. Rows of a
+  // rectangle are contiguous, so this walks memory linearly one tile (NR rows) ahead of the loads,
+  // enough to cover DRAM latency; prefetches past the matrix are harmless (they never fault).
+  const int64_t pf_ahead = NR * static_cast<int64_t>(a.w.row_bytes);
   for (int64_t u = 0; u < n_full; ++u) {
     const uint8_t* up[NR];
     for (int r = 0; r < NR; ++r) {
       up[r] = rows[r] + u * T::kUnitBytes;
-      _mm_prefetch(reinterpret_cast<const char*>(up[r] + 1024), _MM_HINT_T0);  // ~DRAM latency ahead
+      for (int k = 0; k < T::kUnitBytes; k += 64) _mm_prefetch(reinterpret_cast<const char*>(up[r] + pf_ahead + k), _MM_HINT_T0);
     }
     unit_step<T, NR, NT>(acc, up, xb, npad, u);
   }
