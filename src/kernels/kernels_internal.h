@@ -25,9 +25,9 @@ struct MatArgs {
 // A matmul kernel of one ISA for one weight type: computes y for rows [r0, r1) and tokens
 // [t0, t1). Every output is bit-identical whichever rectangle it is computed in.
 struct MatmulKernel {
-  bool quantized_x = false;  // needs quantize_x(.., x_offset, x_quad, ..) first
+  bool quantized_x = false;  // needs quantize_x(.., x_offset, x_layout, ..) first
   int x_offset = 0;
-  bool x_quad = false;  // the activations' quad layout (xquant.h)
+  XLayout x_layout = XLayout::Natural;  // the activations' byte order (xquant.h)
   void (*rect)(const MatArgs& a, int64_t r0, int64_t r1, int64_t t0, int64_t t1) = nullptr;
 };
 // nullptr when that ISA has no kernel for the type.

@@ -117,7 +117,8 @@ void matmul_multi(const MatmulOut* outs, int n_outs, const float* x, int64_t ldx
   NT_CHECK(n_outs <= kMaxOuts);
   // Activations are quantized once per distinct (offset, layout) the kernels ask for.
   thread_local detail::XQuant xqs[kMaxOuts];
-  int xq_offset[kMaxOuts], xq_quad[kMaxOuts], n_xq = 0;
+  int xq_offset[kMaxOuts], n_xq = 0;
+  detail::XLayout xq_layout[kMaxOuts];
   Plan plans[kMaxOuts];
   int64_t task_end[kMaxOuts];
   int64_t total = 0;
@@ -134,11 +135,11 @@ void matmul_multi(const MatmulOut* outs, int n_outs, const float* x, int64_t ldx
     plans[i] = make_plan(k, w, x, ldx, outs[i].y, outs[i].ldy, n_tokens, pool.n_threads(), n_outs);
     if (k->quantized_x) {
       int j = 0;
-      while (j < n_xq && !(xq_offset[j] == k->x_offset && xq_quad[j] == static_cast<int>(k->x_quad))) ++j;
+      while (j < n_xq && !(xq_offset[j] == k->x_offset && xq_layout[j] == k->x_layout)) ++j;
       if (j == n_xq) {
-        detail::quantize_x(x, ldx, w.n_cols, n_tokens, k->x_offset, k->x_quad, xqs[j], pool);
+        detail::quantize_x(x, ldx, w.n_cols, n_tokens, k->x_offset, k->x_layout, xqs[j], pool);
         xq_offset[j] = k->x_offset;
-        xq_quad[j] = k->x_quad;
+        xq_layout[j] = k->x_layout;
         ++n_xq;
       }
       plans[i].a.xq = &xqs[j];

@@ -137,8 +137,8 @@ void kv_axpy(DType type, const uint8_t* row, float p, float* out, int n) {
 }  // namespace
 
 const MatmulKernel* matmul_kernel_f_avx2(DType type) {
-  static const MatmulKernel f32{false, 0, false, rect<LF32>}, f16{false, 0, false, rect<LF16>},
-      bf16{false, 0, false, rect<LBF16>};
+  static const MatmulKernel f32{false, 0, XLayout::Natural, rect<LF32>}, f16{false, 0, XLayout::Natural, rect<LF16>},
+      bf16{false, 0, XLayout::Natural, rect<LBF16>};
   switch (type) {
     case DType::F32: return &f32;
     case DType::F16: return &f16;

@@ -222,7 +222,7 @@ void rect(const MatArgs& a, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
 
 template <class T>
 const MatmulKernel* kernel() {
-  static const MatmulKernel k{true, T::kOffset, false, rect<T>};
+  static const MatmulKernel k{true, T::kOffset, XLayout::Natural, rect<T>};
   return &k;
 }
 

@@ -1,8 +1,8 @@
 // kernels/matmul_q_avx512.cpp — quantized-weight matmul with AVX-512 VNNI. Activations come
-// quantized per 32 elements in the "quad" layout of xquant.h (per 128 elements: the even 8-byte
-// groups, then the odd ones). Each weight type decodes 64 elements at a time ("pair") into
-// unsigned bytes (q + offset) in natural order; two pairs are split into the same even/odd
-// halves w1, w2, so that each 32-bit lane holds 8 elements of one 16-element group. Then
+// quantized per 32 elements, each 128 elements split into two 64-byte halves x1, x2 (the Quad or
+// Halves layout of xquant.h, chosen per type). Each weight type decodes a quad of 128 elements
+// into unsigned bytes (q + offset) in the same two halves w1, w2, so that each 32-bit lane holds
+// 8 elements of one scale group (16 elements for Quad, 32 for Halves). Then
 //   isum = vpdpbusd(vpdpbusd(-offset * lanesum(x), w1, x1), w2, x2)   exact integer dot per lane
 //   acc += float(isum) * (w_scale * x_scale)                           per lane, fixed order
 // (one float step per 128 elements), and types with a min term add -min_g * x_scale * sum(x_g)
@@ -22,42 +22,6 @@ static inline __m512i idx8x2() { return _mm512_set_epi32(7, 7, 6, 6, 5, 5, 4, 4,
 static inline void split_quad(__m512i n0, __m512i n1, __m512i& w1, __m512i& w2) {
   w1 = _mm512_permutex2var_epi64(n0, _mm512_set_epi64(14, 12, 10, 8, 6, 4, 2, 0), n1);
   w2 = _mm512_permutex2var_epi64(n0, _mm512_set_epi64(15, 13, 11, 9, 7, 5, 3, 1), n1);
-}
-// Four fp16 values at u + off + i * stride (i = 0..3) as floats in lanes 0..3 (others 0), for a
-// quad of `unit` bytes at u: one or two vector loads and a word permute (no scalar gathering).
-// Only bytes of the quad are read (the second load is masked to them).
-template <int kStride, int kUnit>
-static inline __m512 four_halves(const uint8_t* u, int off) {
-  const __m512i z0 = _mm512_loadu_si512(u);  // every quad is at least 64 bytes
-  const __m512i idx = _mm512_set_epi16(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-                                       (off + 3 * kStride) / 2, (off + 2 * kStride) / 2, (off + kStride) / 2, off / 2);
-  __m512i w;
-  if constexpr (3 * kStride + 4 <= 64) {
-    w = _mm512_permutexvar_epi16(idx, z0);
-  } else {
-    constexpr int kRest = (kUnit - 64) / 2 < 32 ? (kUnit - 64) / 2 : 32;  // whole words left in the quad
-    const __m512i z1 = _mm512_maskz_loadu_epi16(static_cast<__mmask32>((1ull << kRest) - 1), u + 64);
-    w = _mm512_permutex2var_epi16(z0, idx, z1);
-  }
-  return _mm512_castps128_ps512(_mm_cvtph_ps(_mm512_castsi512_si128(w)));
-}
-// Four 16-byte nibble blocks (qs of 4 consecutive 32-blocks, `stride` bytes apart) -> quad halves.
-static inline void nibbles_quad(const uint8_t* q, int stride, __m512i& w1, __m512i& w2) {
-  __m512i raw = _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q)));
-  raw = _mm512_inserti32x4(raw, _mm_loadu_si128(reinterpret_cast<const __m128i*>(q + stride)), 1);
-  raw = _mm512_inserti32x4(raw, _mm_loadu_si128(reinterpret_cast<const __m128i*>(q + 2 * stride)), 2);
-  raw = _mm512_inserti32x4(raw, _mm_loadu_si128(reinterpret_cast<const __m128i*>(q + 3 * stride)), 3);
-  // qword 2b of raw holds nibbles of block b elements 0-7 (low) and 16-23 (high); 2b+1: 8-15, 24-31.
-  const __m512i sh = _mm512_set_epi64(4, 0, 4, 0, 4, 0, 4, 0);
-  w1 = _mm512_and_si512(_mm512_srlv_epi64(_mm512_permutexvar_epi64(_mm512_set_epi64(6, 6, 4, 4, 2, 2, 0, 0), raw), sh), nib_lo());
-  w2 = _mm512_and_si512(_mm512_srlv_epi64(_mm512_permutexvar_epi64(_mm512_set_epi64(7, 7, 5, 5, 3, 3, 1, 1), raw), sh), nib_lo());
-}
-// Two 16-byte nibble blocks a, b -> 64 bytes [a lo, a hi, b lo, b hi] (each block's natural order).
-static inline __m512i nibbles_2x16(const uint8_t* a, const uint8_t* b) {
-  const __m256i ab = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a))),
-                                             _mm_loadu_si128(reinterpret_cast<const __m128i*>(b)), 1);
-  const __m512i z = _mm512_permutexvar_epi64(_mm512_set_epi64(3, 2, 3, 2, 1, 0, 1, 0), _mm512_castsi256_si512(ab));
-  return _mm512_and_si512(_mm512_srlv_epi64(z, _mm512_set_epi64(4, 4, 0, 0, 4, 4, 0, 0)), nib_lo());
 }
 // 32 bytes at p in both halves, shifted right by s0 bits (low half) and s1 bits (high half).
 static inline __m512i bcast32_shift(const uint8_t* p, int s0, int s1) {
@@ -82,53 +46,118 @@ struct St {
 static inline uint32_t ld32(const uint8_t* p) { uint32_t w; std::memcpy(&w, p, 4); return w; }
 static inline __m512 bytes_to_ps(__m128i v) { return _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(v)); }
 
-// 32-element block types: a unit is 4 blocks (one quad); a16 / mn16 lanes 0-3 hold the blocks'
-// scales / minima.
-static inline __m512i q8_pair(const uint8_t* a, const uint8_t* b) {
-  const __m512i z = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a))),
-                                       _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b)), 1);
-  return _mm512_xor_si512(z, _mm512_set1_epi8(static_cast<char>(0x80)));
+// 32-element block types: a unit is 4 blocks (one quad), decoded straight into the Halves layout
+// (xquant.h) with byte permutes (VBMI) from two loads; a16 comes out with lane j = block j / 4's
+// scale (kRep: no lane permute needed), mn16 lanes 0-3 hold the blocks' minima.
+// 16 fp16 words picked by word index from the 128 bytes z0:z1, as floats.
+static inline __m512 halves_at(__m512i z0, __m512i idx, __m512i z1) {
+  return _mm512_cvtph_ps(_mm512_castsi512_si256(_mm512_permutex2var_epi16(z0, idx, z1)));
 }
-// The fifth bits of 4 Q5 blocks (qh words `stride` apart) as byte masks for the quad halves.
+// Word indices: lane j -> the fp16 at byte off + (j / 4) * stride (replicated), or lanes 0-3 ->
+// off + j * stride (the rest 0, multiplied with masked-off zeros).
+template <int kStride>
+static inline __m512i rep_idx(int off) {
+  const int a = off / 2, b = (off + kStride) / 2, c = (off + 2 * kStride) / 2, d = (off + 3 * kStride) / 2;
+  return _mm512_set_epi16(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, d, d, d, d, c, c, c, c, b, b, b, b, a, a, a, a);
+}
+template <int kStride>
+static inline __m512i four_idx(int off) {
+  return _mm512_set_epi16(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                          (off + 3 * kStride) / 2, (off + 2 * kStride) / 2, (off + kStride) / 2, off / 2);
+}
+// Byte indices: byte 16 b + i -> base + b * stride + i (b = 0..3, i = 0..15), a constant table
+// (built at compile time: a runtime-built table would cost a store-forwarding stall per use).
+template <int kStride, int kBase>
+struct Gather16 {
+  struct Table {
+    alignas(64) int8_t v[64];
+  };
+  static constexpr Table make() {
+    Table t{};
+    for (int b = 0; b < 4; ++b)
+      for (int i = 0; i < 16; ++i) t.v[16 * b + i] = static_cast<int8_t>(kBase + b * kStride + i);
+    return t;
+  }
+  static constexpr Table kTable = make();
+  static __m512i idx() { return _mm512_load_si512(kTable.v); }
+};
+// The unit's first 64 bytes and the rest (kRest bytes, masked: nothing past the unit is read).
+template <int kUnit>
+static inline void load_unit(const uint8_t* u, __m512i& z0, __m512i& z1) {
+  z0 = _mm512_loadu_si512(u);
+  z1 = _mm512_maskz_loadu_epi8(static_cast<__mmask64>((kUnit - 64 >= 64) ? ~0ull : ((1ull << (kUnit - 64)) - 1)), u + 64);
+}
+// The fifth bits of 4 Q5 blocks (qh words `stride` apart) as byte masks for the two halves.
 static inline void q5_high(const uint8_t* qh, int stride, __mmask64& m1, __mmask64& m2) {
   uint64_t a = 0, b = 0;
   for (int i = 0; i < 4; ++i) {
     const uint32_t h = ld32(qh + i * stride);
-    a |= static_cast<uint64_t>((h & 0xFFu) | ((h >> 8) & 0xFF00u)) << (16 * i);          // elements 0-7, 16-23
-    b |= static_cast<uint64_t>(((h >> 8) & 0xFFu) | ((h >> 16) & 0xFF00u)) << (16 * i);  // elements 8-15, 24-31
+    a |= static_cast<uint64_t>(h & 0xFFFFu) << (16 * i);  // elements 0-15
+    b |= static_cast<uint64_t>(h >> 16) << (16 * i);      // elements 16-31
   }
   m1 = a;
   m2 = b;
 }
+// 4-bit blocks: 16 nibble bytes at qs_off + b * kB; lows are elements 0-15, highs 16-31.
+template <int kB, int kQs>
+static inline void nibbles_halves(const uint8_t* u, __m512i& w1, __m512i& w2) {
+  __m512i z0, z1;
+  load_unit<4 * kB>(u, z0, z1);
+  const __m512i y = _mm512_permutex2var_epi8(z0, Gather16<kB, kQs>::idx(), z1);
+  w1 = _mm512_and_si512(y, nib_lo());
+  w2 = _mm512_and_si512(_mm512_srli_epi16(y, 4), nib_lo());
+}
+template <int kB>
+static inline __m512 block_scales(const uint8_t* u, int off) {
+  __m512i z0, z1;
+  load_unit<4 * kB>(u, z0, z1);
+  return halves_at(z0, rep_idx<kB>(off), z1);
+}
+template <int kB>
+static inline __m512 block_mins(const uint8_t* u, int off) {
+  __m512i z0, z1;
+  load_unit<4 * kB>(u, z0, z1);
+  return halves_at(z0, four_idx<kB>(off), z1);
+}
 struct Q8_0 {
   static constexpr int kBlock32 = 34, kUnitBytes = 136, kQuads = 1, kOffset = 128, kMin = 0;
-  static constexpr bool kG16 = false, kS16 = false;
-  static void prep(const uint8_t* u, St& s) { s.a16 = four_halves<34, 136>(u, 0); }
+  static constexpr bool kG16 = false, kS16 = false, kRep = true;
+  static constexpr XLayout kLayout = XLayout::Halves;
+  static void prep(const uint8_t* u, St& s) { s.a16 = block_scales<34>(u, 0); }
   static void quad(const uint8_t* u, int, __m512i& w1, __m512i& w2) {
-    split_quad(q8_pair(u + 2, u + 36), q8_pair(u + 70, u + 104), w1, w2);
+    const __m512i sign = _mm512_set1_epi8(static_cast<char>(0x80));
+    // elements 0-15 of each block: bytes 2 + 34 b + i of u[0, 128); 16-31: 18 + 34 b + i, read as
+    // u[8, 136) so that the loads stay inside the unit.
+    w1 = _mm512_permutex2var_epi8(_mm512_loadu_si512(u), Gather16<34, 2>::idx(), _mm512_loadu_si512(u + 64));
+    w2 = _mm512_permutex2var_epi8(_mm512_loadu_si512(u + 8), Gather16<34, 10>::idx(), _mm512_loadu_si512(u + 72));
+    w1 = _mm512_xor_si512(w1, sign);
+    w2 = _mm512_xor_si512(w2, sign);
   }
 };
 struct Q4_0 {
   static constexpr int kBlock32 = 18, kUnitBytes = 72, kQuads = 1, kOffset = 8, kMin = 0;
-  static constexpr bool kG16 = false, kS16 = false;
-  static void prep(const uint8_t* u, St& s) { s.a16 = four_halves<18, 72>(u, 0); }
-  static void quad(const uint8_t* u, int, __m512i& w1, __m512i& w2) { nibbles_quad(u + 2, 18, w1, w2); }
+  static constexpr bool kG16 = false, kS16 = false, kRep = true;
+  static constexpr XLayout kLayout = XLayout::Halves;
+  static void prep(const uint8_t* u, St& s) { s.a16 = block_scales<18>(u, 0); }
+  static void quad(const uint8_t* u, int, __m512i& w1, __m512i& w2) { nibbles_halves<18, 2>(u, w1, w2); }
 };
 struct Q4_1 {
   static constexpr int kBlock32 = 20, kUnitBytes = 80, kQuads = 1, kOffset = 0, kMin = 4;
-  static constexpr bool kG16 = false, kS16 = false;
+  static constexpr bool kG16 = false, kS16 = false, kRep = true;
+  static constexpr XLayout kLayout = XLayout::Halves;
   static void prep(const uint8_t* u, St& s) {
-    s.a16 = four_halves<20, 80>(u, 0);
-    s.mn16 = four_halves<20, 80>(u, 2);
+    s.a16 = block_scales<20>(u, 0);
+    s.mn16 = block_mins<20>(u, 2);
   }
-  static void quad(const uint8_t* u, int, __m512i& w1, __m512i& w2) { nibbles_quad(u + 4, 20, w1, w2); }
+  static void quad(const uint8_t* u, int, __m512i& w1, __m512i& w2) { nibbles_halves<20, 4>(u, w1, w2); }
 };
 struct Q5_0 {
   static constexpr int kBlock32 = 22, kUnitBytes = 88, kQuads = 1, kOffset = 16, kMin = 0;
-  static constexpr bool kG16 = false, kS16 = false;
-  static void prep(const uint8_t* u, St& s) { s.a16 = four_halves<22, 88>(u, 0); }
+  static constexpr bool kG16 = false, kS16 = false, kRep = true;
+  static constexpr XLayout kLayout = XLayout::Halves;
+  static void prep(const uint8_t* u, St& s) { s.a16 = block_scales<22>(u, 0); }
   static void quad(const uint8_t* u, int, __m512i& w1, __m512i& w2) {
-    nibbles_quad(u + 6, 22, w1, w2);
+    nibbles_halves<22, 6>(u, w1, w2);
     __mmask64 m1, m2;
     q5_high(u + 2, 22, m1, m2);
     w1 = _mm512_mask_add_epi8(w1, m1, w1, _mm512_set1_epi8(16));
@@ -137,13 +166,14 @@ struct Q5_0 {
 };
 struct Q5_1 {
   static constexpr int kBlock32 = 24, kUnitBytes = 96, kQuads = 1, kOffset = 0, kMin = 4;
-  static constexpr bool kG16 = false, kS16 = false;
+  static constexpr bool kG16 = false, kS16 = false, kRep = true;
+  static constexpr XLayout kLayout = XLayout::Halves;
   static void prep(const uint8_t* u, St& s) {
-    s.a16 = four_halves<24, 96>(u, 0);
-    s.mn16 = four_halves<24, 96>(u, 2);
+    s.a16 = block_scales<24>(u, 0);
+    s.mn16 = block_mins<24>(u, 2);
   }
   static void quad(const uint8_t* u, int, __m512i& w1, __m512i& w2) {
-    nibbles_quad(u + 8, 24, w1, w2);
+    nibbles_halves<24, 8>(u, w1, w2);
     __mmask64 m1, m2;
     q5_high(u + 4, 24, m1, m2);
     w1 = _mm512_mask_add_epi8(w1, m1, w1, _mm512_set1_epi8(16));
@@ -153,11 +183,19 @@ struct Q5_1 {
 // K-quants: a unit is a 256-element super-block (two quads), decoded as natural pairs then split.
 template <class T>
 static inline void quad_from_pairs(const uint8_t* u, int q, __m512i& w1, __m512i& w2) {
-  split_quad(T::wq(u, 2 * q), T::wq(u, 2 * q + 1), w1, w2);
+  if constexpr (T::kLayout == XLayout::Quad) {
+    split_quad(T::wq(u, 2 * q), T::wq(u, 2 * q + 1), w1, w2);
+  } else {  // Halves: the first / second 16 elements of each 32-group are 128-bit lanes 0, 2 / 1, 3
+    const __m512i n0 = T::wq(u, 2 * q), n1 = T::wq(u, 2 * q + 1);
+    w1 = _mm512_shuffle_i64x2(n0, n1, _MM_SHUFFLE(2, 0, 2, 0));
+    w2 = _mm512_shuffle_i64x2(n0, n1, _MM_SHUFFLE(3, 1, 3, 1));
+  }
 }
 struct Q2_K {
   static constexpr int kBlock32 = 0, kUnitBytes = 84, kQuads = 2, kOffset = 0, kMin = 16;
   static constexpr bool kG16 = true, kS16 = true;
+  static constexpr bool kRep = false;
+  static constexpr XLayout kLayout = XLayout::Quad;
   static void prep(const uint8_t* u, St& s) {
     const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(u));
     const __m128i lo = _mm_set1_epi8(0x0F);
@@ -173,6 +211,8 @@ struct Q2_K {
 struct Q3_K {
   static constexpr int kBlock32 = 0, kUnitBytes = 110, kQuads = 2, kOffset = 4, kMin = 0;
   static constexpr bool kG16 = false, kS16 = true;
+  static constexpr bool kRep = false;
+  static constexpr XLayout kLayout = XLayout::Quad;
   static void prep(const uint8_t* u, St& s) {
     const uint32_t w0 = ld32(u + 96), w1 = ld32(u + 100), w2 = ld32(u + 104);
     const uint32_t m4 = 0x0F0F0F0Fu, m2 = 0x03030303u;
@@ -204,6 +244,8 @@ static inline void prep_k4(const uint8_t* u, St& s) {
 struct Q4_K {
   static constexpr int kBlock32 = 0, kUnitBytes = 144, kQuads = 2, kOffset = 0, kMin = 8;
   static constexpr bool kG16 = false, kS16 = false;
+  static constexpr bool kRep = false;
+  static constexpr XLayout kLayout = XLayout::Halves;
   static void prep(const uint8_t* u, St& s) { prep_k4(u, s); }
   static __m512i wq(const uint8_t* u, int p) { return _mm512_and_si512(bcast32_shift(u + 16 + 32 * p, 0, 4), nib_lo()); }
   static void quad(const uint8_t* u, int q, __m512i& w1, __m512i& w2) { quad_from_pairs<Q4_K>(u, q, w1, w2); }
@@ -211,6 +253,8 @@ struct Q4_K {
 struct Q5_K {
   static constexpr int kBlock32 = 0, kUnitBytes = 176, kQuads = 2, kOffset = 0, kMin = 8;
   static constexpr bool kG16 = false, kS16 = false;
+  static constexpr bool kRep = false;
+  static constexpr XLayout kLayout = XLayout::Halves;
   static void prep(const uint8_t* u, St& s) { prep_k4(u, s); }
   static __m512i wq(const uint8_t* u, int p) {
     const __m512i lo = _mm512_and_si512(bcast32_shift(u + 48 + 32 * p, 0, 4), nib_lo());
@@ -221,6 +265,8 @@ struct Q5_K {
 struct Q6_K {
   static constexpr int kBlock32 = 0, kUnitBytes = 210, kQuads = 2, kOffset = 32, kMin = 0;
   static constexpr bool kG16 = false, kS16 = true;
+  static constexpr bool kRep = false;
+  static constexpr XLayout kLayout = XLayout::Quad;
   static void prep(const uint8_t* u, St& s) {
     const __m512 sc = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(u + 192))));
     s.a16 = _mm512_mul_ps(sc, _mm512_set1_ps(h2f(u + 208)));
@@ -267,7 +313,7 @@ __attribute__((always_inline)) inline void unit_step(__m512 (&acc)[NR][NT], cons
                                  : _mm512_add_epi32(idx4x4(), _mm512_set1_epi32(4 * q));
     for (int r = 0; r < NR; ++r) {
       T::quad(up[r], q, w1[r], w2[r]);
-      av[r] = _mm512_permutexvar_ps(aidx, st[r].a16);
+      av[r] = T::kRep ? st[r].a16 : _mm512_permutexvar_ps(aidx, st[r].a16);
     }
     for (int t = 0; t < NT; ++t) {
       const uint8_t* xs = xb[t] + e;
@@ -344,7 +390,7 @@ void rect(const MatArgs& a, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
 
 template <class T>
 const MatmulKernel* kernel() {
-  static const MatmulKernel k{true, T::kOffset, true, rect<T>};
+  static const MatmulKernel k{true, T::kOffset, T::kLayout, rect<T>};
   return &k;
 }
 

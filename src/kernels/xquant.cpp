@@ -32,20 +32,27 @@ void quantize_one_portable(const float* x, int64_t n, int offset, const XQuant& 
     }
     int s16[2] = {0, 0};
     for (int j = 0; j < 32; ++j) s16[j / 16] += q[j];
-    if (!xq.quad)
+    if (xq.layout == XLayout::Natural)
       for (int j = 0; j < 8; ++j) ls[b * 8 + j] = -offset * (q[4 * j] + q[4 * j + 1] + q[4 * j + 2] + q[4 * j + 3]);
     g32[b] = dx[b] * static_cast<float>(s16[0] + s16[1]);
     g16[2 * b] = dx[b] * static_cast<float>(s16[0]);
     g16[2 * b + 1] = dx[b] * static_cast<float>(s16[1]);
   }
-  if (xq.quad) {  // permute each 128 elements into even / odd 8-byte groups; lane sums per pair
+  if (xq.layout != XLayout::Natural) {  // permute each 128 elements (xquant.h); lane sums per pair
     for (int64_t c = 0; c < xq.npad / 128; ++c) {
       int8_t tmp[128];
       int8_t* q = qs + c * 128;
       std::memcpy(tmp, q, 128);
-      for (int g = 0; g < 8; ++g) {
-        std::memcpy(q + 8 * g, tmp + 16 * g, 8);
-        std::memcpy(q + 64 + 8 * g, tmp + 16 * g + 8, 8);
+      if (xq.layout == XLayout::Quad) {
+        for (int g = 0; g < 8; ++g) {
+          std::memcpy(q + 8 * g, tmp + 16 * g, 8);
+          std::memcpy(q + 64 + 8 * g, tmp + 16 * g + 8, 8);
+        }
+      } else {
+        for (int b = 0; b < 4; ++b) {
+          std::memcpy(q + 16 * b, tmp + 32 * b, 16);
+          std::memcpy(q + 64 + 16 * b, tmp + 32 * b + 16, 16);
+        }
       }
       for (int l = 0; l < 16; ++l) {
         int sum = 0;
@@ -57,19 +64,19 @@ void quantize_one_portable(const float* x, int64_t n, int offset, const XQuant& 
 }
 
 void quantize_one(const float* x, int64_t n, int offset, const XQuant& xq, int64_t t) {
-  if (xq.quad && simd_level() == SimdLevel::Avx512) quantize_row_quad_avx512(x, n, offset, xq, t);
+  if (xq.layout != XLayout::Natural && simd_level() == SimdLevel::Avx512) quantize_row_quad_avx512(x, n, offset, xq, t);
   else quantize_one_portable(x, n, offset, xq, t);
 }
 
 }  // namespace
 
-void quantize_x(const float* x, int64_t ldx, int64_t n, int64_t n_tokens, int offset, bool quad, XQuant& xq,
+void quantize_x(const float* x, int64_t ldx, int64_t n, int64_t n_tokens, int offset, XLayout layout, XQuant& xq,
                 ThreadPool& pool) {
   xq.n = n;
   xq.npad = (n + 255) / 256 * 256;
   xq.stride = 2 * xq.npad + xq.npad / 2;  // qs, ls (int32 per 4), then dx, g32, g16 floats
   xq.offset = offset;
-  xq.quad = quad;
+  xq.layout = layout;
   const size_t need = static_cast<size_t>(xq.stride * n_tokens) + 64;
   if (xq.buf.size() < need) xq.buf.resize(need);
   if (n_tokens == 1) {

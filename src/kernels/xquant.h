@@ -1,6 +1,6 @@
 // kernels/xquant.h — activation rows quantized once per matmul call for the integer dot products
 // of the quantized weight types. Layout per token (n padded to npad, a multiple of 256):
-//   qs  int8  [npad]      round(x / dx) per 32-element block, natural element order
+//   qs  int8  [npad]      round(x / dx) per 32-element block, in the order of XLayout
 //   ls  int32 [npad / 4]  -offset * (sum of 4 consecutive qs): the start value of an integer dot
 //                         against weights stored unsigned as (q + offset)
 //   dx  f32   [npad / 32] block scale (amax / 127)
@@ -16,10 +16,21 @@
 
 namespace nt::detail {
 
+// Order of the qs bytes within each 128 elements (4 blocks b0..b3 of 32). The AVX-512 kernels
+// chain two vpdpbusd over the two 64-byte halves of a quad into one int32 lane, so both halves'
+// lane j must belong to the same scale group:
+//   Natural: element order (AVX2 and scalar kernels).
+//   Quad:    the even 8-byte groups, then the odd ones: lane j of either half covers 16-element
+//            group 2 (j / 4) + (j % 4) / 2 (for types with scales per 16 elements).
+//   Halves:  elements 0-15 of b0..b3, then elements 16-31 of b0..b3: lane j of either half is in
+//            block j / 4 (types with scales per 32; their weights decode to this order cheaply).
+// ls holds, per lane, -offset * the sum of that lane's 8 bytes over both halves (non-Natural).
+enum class XLayout { Natural = 0, Quad = 1, Halves = 2 };
+
 struct XQuant {
   int64_t n = 0, npad = 0, stride = 0;  // stride: bytes per token
   int offset = 0;
-  bool quad = false;
+  XLayout layout = XLayout::Natural;
   std::vector<uint8_t> buf;
 
   const int8_t* qs(int64_t t) const { return reinterpret_cast<const int8_t*>(buf.data() + t * stride); }
@@ -31,11 +42,11 @@ struct XQuant {
 
 // Quantizes n_tokens rows of x (row stride ldx) into xq (reusing its buffer); parallel over tokens
 // when there are several. Each row's result depends only on that row.
-void quantize_x(const float* x, int64_t ldx, int64_t n, int64_t n_tokens, int offset, bool quad, XQuant& xq,
+void quantize_x(const float* x, int64_t ldx, int64_t n, int64_t n_tokens, int offset, XLayout layout, XQuant& xq,
                 ThreadPool& pool);
 
-// The AVX-512 version of one token's quantization in the quad layout (xquant_avx512.cpp); only
-// called when the CPU has AVX-512.
+// The AVX-512 version of one token's quantization in the Quad or Halves layout
+// (xquant_avx512.cpp); only called when the CPU has AVX-512.
 void quantize_row_quad_avx512(const float* x, int64_t n, int offset, const XQuant& xq, int64_t t);
 
 }  // namespace nt::detail

@@ -1,4 +1,4 @@
-// kernels/xquant_avx512.cpp — AVX-512 activation quantization for the quad layout (xquant.h).
+// kernels/xquant_avx512.cpp — AVX-512 activation quantization for the Quad and Halves layouts (xquant.h).
 // Bit-identical to the portable version: same amax, same d = amax / 127, same x * (1 / d) rounded
 // to nearest even (the MXCSR default used by vcvtps2dq).
 #include "kernels/simd_avx512.h"
@@ -37,8 +37,11 @@ void quantize_row_quad_avx512(const float* x, int64_t n, int offset, const XQuan
       g16[2 * b + 1] = d * static_cast<float>(s1);
     }
     const __m512i n0 = _mm512_load_si512(nat), n1 = _mm512_load_si512(nat + 64);
-    const __m512i x1 = _mm512_permutex2var_epi64(n0, _mm512_set_epi64(14, 12, 10, 8, 6, 4, 2, 0), n1);
-    const __m512i x2 = _mm512_permutex2var_epi64(n0, _mm512_set_epi64(15, 13, 11, 9, 7, 5, 3, 1), n1);
+    const bool halves = xq.layout == XLayout::Halves;
+    const __m512i i1 = halves ? _mm512_set_epi64(13, 12, 9, 8, 5, 4, 1, 0) : _mm512_set_epi64(14, 12, 10, 8, 6, 4, 2, 0);
+    const __m512i i2 = halves ? _mm512_set_epi64(15, 14, 11, 10, 7, 6, 3, 2) : _mm512_set_epi64(15, 13, 11, 9, 7, 5, 3, 1);
+    const __m512i x1 = _mm512_permutex2var_epi64(n0, i1, n1);
+    const __m512i x2 = _mm512_permutex2var_epi64(n0, i2, n1);
     _mm512_storeu_si512(qs + 128 * c, x1);
     _mm512_storeu_si512(qs + 128 * c + 64, x2);
     const __m512i ones = _mm512_set1_epi8(1);
