@@ -120,6 +120,8 @@ void attention(const float* q, int n_head, int n_head_kv, int head_dim, int head
   const detail::KvRowOps ops = level == SimdLevel::Avx512 ? detail::kv_row_ops_avx512()
                                : level == SimdLevel::Avx2 ? detail::kv_row_ops_avx2()
                                                           : detail::kv_row_ops_scalar();
+  const detail::AttnRowKernels fast =
+      level == SimdLevel::Avx512 ? detail::attn_row_kernels_avx512(head_dim, k_type, v_type) : detail::AttnRowKernels{};
   const int group = n_head / n_head_kv;
   thread_local std::vector<float> scores;
   if (scores.size() < static_cast<size_t>(n_kv)) scores.resize(static_cast<size_t>(n_kv));
@@ -129,6 +131,13 @@ void attention(const float* q, int n_head, int n_head_kv, int head_dim, int head
     const size_t v_off = dtype_row_bytes(v_type, static_cast<uint64_t>(kvh) * head_dim);
     const float* qh = q + static_cast<int64_t>(h) * head_dim;
     float* o = out + static_cast<int64_t>(h) * head_dim;
+    if (fast.scores && fast.weighted && n_kv > 0) {  // the same sequence per element, whole head in registers
+      const float mx = fast.scores(spans, n_spans, n_kv, k_row_bytes, k_off, qh, scale, scores.data());
+      const float inv = 1.0f / detail::exp_sum(scores.data(), n_kv, mx);
+      fast.weighted(spans, n_spans, n_kv, v_row_bytes, v_off, scores.data(), o);
+      for (int i = 0; i < head_dim; ++i) o[i] *= inv;
+      continue;
+    }
     float mx = -INFINITY;
     for_each_pos(spans, n_spans, n_kv, k_row_bytes, v_row_bytes, [&](int32_t pos, const uint8_t* k, const uint8_t*) {
       const float s = ops.dot(k_type, k + k_off, qh, head_dim) * scale;

@@ -43,6 +43,18 @@ KvRowOps kv_row_ops_scalar();
 KvRowOps kv_row_ops_avx2();
 KvRowOps kv_row_ops_avx512();
 
+// Whole-head passes of attention (attention_avx512.cpp) for one query head q [head_dim] over the
+// first n_kv positions of the spans, rows `off` bytes into each K / V row: scores (returns their
+// maximum) and out = sum of p[pos] * V[pos]. Bit-identical to the KvRowOps loop. Null where
+// the ISA has no version for that head_dim / row type.
+struct AttnRowKernels {
+  float (*scores)(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_bytes, size_t off, const float* q,
+                  float scale, float* scores) = nullptr;
+  void (*weighted)(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_bytes, size_t off, const float* p,
+                   float* out) = nullptr;
+};
+AttnRowKernels attn_row_kernels_avx512(int head_dim, DType k_type, DType v_type);
+
 // Element-wise kernels per ISA: out = silu(gate) * up; x[i] = exp(x[i] - mx) returning the sum.
 void silu_mul_avx512(const float* gate, const float* up, float* out, int64_t n);
 void silu_mul_avx2(const float* gate, const float* up, float* out, int64_t n);
