@@ -60,6 +60,8 @@ void silu_mul_avx512(const float* gate, const float* up, float* out, int64_t n);
 void silu_mul_avx2(const float* gate, const float* up, float* out, int64_t n);
 float exp_sum_avx512(float* x, int64_t n, float mx);
 float exp_sum_avx2(float* x, int64_t n, float mx);
+// n floats to fp16 (round to nearest even), AVX2 + F16C.
+void f32_to_f16_row_avx2(const float* src, uint16_t* dst, int64_t n);
 // Dispatches exp_sum to the current level (scalar: std::exp, float lane sums).
 float exp_sum(float* x, int64_t n, float mx);
 

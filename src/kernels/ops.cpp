@@ -133,6 +133,7 @@ void convert_row_from_f32(DType dst_type, const float* src, void* dst, int64_t n
     case DType::F32: std::memcpy(dst, src, static_cast<size_t>(n) * 4); return;
     case DType::F16: {
       auto* d = static_cast<uint16_t*>(dst);
+      if (simd_level() >= SimdLevel::Avx2) return detail::f32_to_f16_row_avx2(src, d, n);  // same rounding
       for (int64_t i = 0; i < n; ++i) d[i] = fp32_to_fp16(src[i]);
       return;
     }

@@ -106,6 +106,25 @@ TEST(Ops, RopeYarnPositionZeroOnlyScales) {
   EXPECT_NEAR(std::atan2(v[15], v[14]), low, 1e-5);
 }
 
+// The SIMD fp16 conversion (KV cache rows) rounds exactly as the scalar fp32_to_fp16: ties to
+// even, subnormals, overflow to infinity, signed zeros; odd lengths exercise the remainder path.
+TEST(Ops, ConvertToF16IsBitExactAtEveryLevel) {
+  std::vector<float> x = random_activations(1001, 5);
+  const float specials[] = {0.0f, -0.0f, 65504.0f, 65520.0f, 1e6f, -1e6f, 6.0e-8f, 3.0e-8f, 2.9e-8f, 6.1e-5f,
+                            1.0f + 1.0f / 2048, 1.0f + 3.0f / 2048, -2.5e-6f, INFINITY, -INFINITY};
+  for (size_t i = 0; i < sizeof specials / sizeof specials[0]; ++i) x[3 * i + 1] = specials[i];
+  for (size_t i = 0; i < x.size(); i += 7) x[i] *= 1e-5f;  // subnormal range of fp16
+  LevelGuard guard;
+  for (SimdLevel level : supported_levels()) {
+    set_simd_level(level);
+    for (int64_t n : {int64_t(1001), int64_t(7), int64_t(8), int64_t(1)}) {
+      std::vector<uint16_t> h(static_cast<size_t>(n));
+      convert_row_from_f32(DType::F16, x.data(), h.data(), n);
+      for (int64_t i = 0; i < n; ++i) ASSERT_EQ(h[i], fp32_to_fp16(x[i])) << simd_level_name(level) << " i=" << i << " x=" << x[i];
+    }
+  }
+}
+
 TEST(Ops, ConvertRoundTrips) {
   const auto x = random_activations(64, 17);
   std::vector<uint8_t> buf(64 * 4);
