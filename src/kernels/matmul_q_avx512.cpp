@@ -383,8 +383,11 @@ void rect(const MatArgs& a, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
     for (int64_t r = r_full; r < r1; ++r) tile<T, 1, 4>(a, r, t);
   }
   for (; t < t1; ++t) {
-    for (int64_t r = r0; r < r_full; r += 3) tile<T, 3, 1>(a, r, t);
-    for (int64_t r = r_full; r < r1; ++r) tile<T, 1, 1>(a, r, t);
+    // One token (decode): 6-row tiles, more rows in flight per weight-stream step (memory-bound).
+    int64_t r = r0;
+    for (; r + 6 <= r1; r += 6) tile<T, 6, 1>(a, r, t);
+    for (; r + 3 <= r1; r += 3) tile<T, 3, 1>(a, r, t);
+    for (; r < r1; ++r) tile<T, 1, 1>(a, r, t);
   }
 }
 
