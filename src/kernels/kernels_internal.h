@@ -29,10 +29,15 @@ struct MatmulKernel {
   int x_offset = 0;
   XLayout x_layout = XLayout::Natural;  // the activations' byte order (xquant.h)
   void (*rect)(const MatArgs& a, int64_t r0, int64_t r1, int64_t t0, int64_t t1) = nullptr;
+  int row_align = 12;  // rectangles start at multiples of this many rows (the kernel's tile height)
 };
 // nullptr when that ISA has no kernel for the type.
 const MatmulKernel* matmul_kernel_avx512(DType type);
 const MatmulKernel* matmul_kernel_avx2(DType type);
+// The row-lane kernels (matmul_rl_avx512.cpp) for the types with 32-element scales.
+const MatmulKernel* matmul_kernel_rl_avx512(DType type);
+// Per-thread scratch of at least `bytes` (64-byte aligned), valid until the thread's next call.
+uint8_t* kernel_scratch(size_t bytes);
 
 // f32 dot product of a KV row stored as `type` (F32 / F16 / Q8_0) with f32 q, and out += p * row.
 struct KvRowOps {

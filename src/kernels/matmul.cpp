@@ -79,13 +79,14 @@ Plan make_plan(const detail::MatmulKernel* k, const MatView& w, const float* x, 
   const int64_t n_tb0 = (n_tokens + kTokenBlock - 1) / kTokenBlock;
   p.tb = ((n_tokens + n_tb0 - 1) / n_tb0 + 11) / 12 * 12;  // balanced, whole tiles of 3 and 4
   p.n_tb = (n_tokens + p.tb - 1) / p.tb;
-  // Row chunks (multiples of 12 rows: whole tiles of 2, 3 and 4): enough tasks for dynamic
+  // Row chunks (multiples of the kernel's row_align: whole tiles): enough tasks for dynamic
   // balance across all outputs, small enough for L2 reuse in prefill.
   const int64_t want_tasks = (4 * static_cast<int64_t>(n_threads) + n_outputs - 1) / n_outputs;
   const int64_t n_rc_min = (want_tasks + p.n_tb - 1) / p.n_tb;
+  const int64_t align = k->row_align;
   int64_t rc = (w.n_rows + n_rc_min - 1) / n_rc_min;
-  if (n_tokens > 1) rc = std::min<int64_t>(rc, 60);
-  p.rc = std::max<int64_t>(12, (rc + 11) / 12 * 12);
+  if (n_tokens > 1) rc = std::min<int64_t>(rc, 5 * align);
+  p.rc = std::max<int64_t>(align, (rc + align - 1) / align * align);
   p.n_rc = (w.n_rows + p.rc - 1) / p.rc;
   return p;
 }
@@ -104,6 +105,15 @@ void check_view(const MatView& w) {
 }
 
 }  // namespace
+
+namespace detail {
+uint8_t* kernel_scratch(size_t bytes) {
+  thread_local std::vector<uint8_t> buf;
+  if (buf.size() < bytes + 64) buf.resize(bytes + 64);
+  const auto p = reinterpret_cast<uintptr_t>(buf.data());
+  return buf.data() + ((64 - p % 64) % 64);
+}
+}  // namespace detail
 
 void matmul(const MatView& w, const float* x, int64_t ldx, float* y, int64_t ldy, int64_t n_tokens,
             ThreadPool& pool) {

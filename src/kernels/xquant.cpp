@@ -15,6 +15,7 @@ void quantize_one_portable(const float* x, int64_t n, int offset, const XQuant& 
   auto* dx = const_cast<float*>(xq.dx(t));
   auto* g32 = const_cast<float*>(xq.g32(t));
   auto* g16 = const_cast<float*>(xq.g16(t));
+  auto* lb = const_cast<int32_t*>(xq.lb(t));
   const int64_t nb = xq.npad / 32;
   for (int64_t b = 0; b < nb; ++b) {
     int8_t* q = qs + b * 32;
@@ -35,6 +36,7 @@ void quantize_one_portable(const float* x, int64_t n, int offset, const XQuant& 
     if (xq.layout == XLayout::Natural)
       for (int j = 0; j < 8; ++j) ls[b * 8 + j] = -offset * (q[4 * j] + q[4 * j + 1] + q[4 * j + 2] + q[4 * j + 3]);
     g32[b] = dx[b] * static_cast<float>(s16[0] + s16[1]);
+    lb[b] = -offset * (s16[0] + s16[1]);
     g16[2 * b] = dx[b] * static_cast<float>(s16[0]);
     g16[2 * b + 1] = dx[b] * static_cast<float>(s16[1]);
   }
@@ -74,7 +76,7 @@ void quantize_x(const float* x, int64_t ldx, int64_t n, int64_t n_tokens, int of
                 ThreadPool& pool) {
   xq.n = n;
   xq.npad = (n + 255) / 256 * 256;
-  xq.stride = 2 * xq.npad + xq.npad / 2;  // qs, ls (int32 per 4), then dx, g32, g16 floats
+  xq.stride = 2 * xq.npad + xq.npad / 2 + xq.npad / 8;  // qs, ls (int32 per 4), dx, g32, g16, lb
   xq.offset = offset;
   xq.layout = layout;
   const size_t need = static_cast<size_t>(xq.stride * n_tokens) + 64;

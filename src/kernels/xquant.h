@@ -6,6 +6,7 @@
 //   dx  f32   [npad / 32] block scale (amax / 127)
 //   g32 f32   [npad / 32] dx * sum of the block's qs   (for weight types with a min/offset term)
 //   g16 f32   [npad / 16] dx * sum of 16 qs            (Q2_K mins are per 16 elements)
+//   lb  int32 [npad / 32] -offset * sum of the block's qs (the row-lane kernels' start value)
 // Must not know: weight formats beyond their offset.
 #pragma once
 
@@ -38,6 +39,7 @@ struct XQuant {
   const float* dx(int64_t t) const { return reinterpret_cast<const float*>(buf.data() + t * stride + 2 * npad); }
   const float* g32(int64_t t) const { return dx(t) + npad / 32; }
   const float* g16(int64_t t) const { return dx(t) + npad / 16; }
+  const int32_t* lb(int64_t t) const { return reinterpret_cast<const int32_t*>(g16(t) + npad / 16); }
 };
 
 // Quantizes n_tokens rows of x (row stride ldx) into xq (reusing its buffer); parallel over tokens

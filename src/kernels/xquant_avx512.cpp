@@ -12,6 +12,7 @@ void quantize_row_quad_avx512(const float* x, int64_t n, int offset, const XQuan
   auto* dx = const_cast<float*>(xq.dx(t));
   auto* g32 = const_cast<float*>(xq.g32(t));
   auto* g16 = const_cast<float*>(xq.g16(t));
+  auto* lb = const_cast<int32_t*>(xq.lb(t));
   const __m512 sign = _mm512_set1_ps(-0.0f);
   for (int64_t c = 0; c < xq.npad / 128; ++c) {
     alignas(64) int8_t nat[128];
@@ -20,6 +21,7 @@ void quantize_row_quad_avx512(const float* x, int64_t n, int offset, const XQuan
       if (b * 32 >= n) {
         std::memset(nat + 32 * k, 0, 32);
         dx[b] = g32[b] = g16[2 * b] = g16[2 * b + 1] = 0.0f;
+        lb[b] = 0;
         continue;
       }
       const __m512 v0 = _mm512_loadu_ps(x + 32 * b), v1 = _mm512_loadu_ps(x + 32 * b + 16);
@@ -35,6 +37,7 @@ void quantize_row_quad_avx512(const float* x, int64_t n, int offset, const XQuan
       g32[b] = d * static_cast<float>(s0 + s1);
       g16[2 * b] = d * static_cast<float>(s0);
       g16[2 * b + 1] = d * static_cast<float>(s1);
+      lb[b] = -offset * (s0 + s1);
     }
     const __m512i n0 = _mm512_load_si512(nat), n1 = _mm512_load_si512(nat + 64);
     const bool halves = xq.layout == XLayout::Halves;

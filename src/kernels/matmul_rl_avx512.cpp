@@ -1,0 +1,284 @@
+// kernels/matmul_rl_avx512.cpp — "row-lane" quantized matmul (AVX-512 VNNI) for the weight types
+// with one scale (and min) per 32 elements: Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K. Each zmm
+// lane holds one weight row, so one output (row r, token t) is
+//   acc = 0; for each 32-block b in order:
+//     acc = fma(float(isum_b), s_rb * dx_tb, acc)       isum_b: the exact integer block dot
+//     acc = fma(m_rb, g_tb, acc)                         (types with a min term; g = dx * sum x)
+// with no horizontal sum. Two paths compute exactly this sequence, so every output is
+// bit-identical whatever the token count (determinism contract):
+//   several tokens: 16 rows are packed once per rectangle (bytes transposed so that lane r holds
+//     row r's 4 bytes of each dpbusd step, scales lined up per block), then each token's block
+//     costs 8 vpdpbusd with its activation bytes broadcast from memory, one cvt, one mul, one fma;
+//   one token (decode): rows are decoded in the natural layout and their per-lane partial dot
+//     products reduced to per-block integers across 4 rows at a time (exact integer adds), scales
+//     picked out the same way, then the same float steps.
+#include "kernels/quant_decode_avx512.h"
+
+namespace nt::detail {
+namespace {
+
+constexpr int kGroup = 16;                         // rows per lane group
+constexpr int kBlkBytes = 8 * 64 + 2 * 64;         // packed block: 8 dpbusd steps, scales, mins
+constexpr int64_t kPackMinTokens = 2;              // below this, the decode path
+
+// Scales of quad q of a decoded unit, lane 4k..4k+3 = block k (replicated).
+template <class T>
+inline __m512 rl_scale(const St& st, int q) {
+  if constexpr (T::kRep) return st.a16;
+  else return _mm512_permutexvar_ps(_mm512_add_epi32(idx4x4(), _mm512_set1_epi32(4 * q)), st.a16);
+}
+// The coefficient of g (x scale * sum of the block's x) per block, replicated like rl_scale.
+template <class T>
+inline __m512 rl_min(const St& st, int q) {
+  if constexpr (T::kMin == 4) return _mm512_permutexvar_ps(idx4x4(), st.mn16);
+  else if constexpr (T::kMin == 8) return _mm512_permutexvar_ps(_mm512_add_epi32(idx4x4(), _mm512_set1_epi32(8 + 4 * q)), st.mn16);
+  else return _mm512_setzero_ps();
+}
+
+// Per 128-bit lane k: [sum of a's 4 ints, b's, c's, d's] (exact integer adds).
+inline __m512i reduce4(__m512i a, __m512i b, __m512i c, __m512i d) {
+  const __m512i ab = _mm512_add_epi32(_mm512_unpacklo_epi32(a, b), _mm512_unpackhi_epi32(a, b));
+  const __m512i cd = _mm512_add_epi32(_mm512_unpacklo_epi32(c, d), _mm512_unpackhi_epi32(c, d));
+  return _mm512_add_epi32(_mm512_unpacklo_epi64(ab, cd), _mm512_unpackhi_epi64(ab, cd));
+}
+// Per 128-bit lane k, for replicated inputs: [a_k, b_k, c_k, d_k].
+inline __m512 pick4(__m512 a, __m512 b, __m512 c, __m512 d) {
+  const __m512 ab = _mm512_unpacklo_ps(a, b), cd = _mm512_unpacklo_ps(c, d);
+  return _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(ab), _mm512_castps_pd(cd)));
+}
+// 4 x 4 transpose of 128-bit lanes: out[L].lane(i) = in[i].lane(L).
+inline void transpose128(__m512i (&v)[4]) {
+  const __m512i p0 = _mm512_shuffle_i32x4(v[0], v[1], _MM_SHUFFLE(1, 0, 1, 0));
+  const __m512i p1 = _mm512_shuffle_i32x4(v[0], v[1], _MM_SHUFFLE(3, 2, 3, 2));
+  const __m512i p2 = _mm512_shuffle_i32x4(v[2], v[3], _MM_SHUFFLE(1, 0, 1, 0));
+  const __m512i p3 = _mm512_shuffle_i32x4(v[2], v[3], _MM_SHUFFLE(3, 2, 3, 2));
+  v[0] = _mm512_shuffle_i32x4(p0, p2, _MM_SHUFFLE(2, 0, 2, 0));
+  v[1] = _mm512_shuffle_i32x4(p0, p2, _MM_SHUFFLE(3, 1, 3, 1));
+  v[2] = _mm512_shuffle_i32x4(p1, p3, _MM_SHUFFLE(2, 0, 2, 0));
+  v[3] = _mm512_shuffle_i32x4(p1, p3, _MM_SHUFFLE(3, 1, 3, 1));
+}
+inline void transpose128(__m512 (&v)[4]) {
+  __m512i w[4];
+  for (int i = 0; i < 4; ++i) w[i] = _mm512_castps_si512(v[i]);
+  transpose128(w);
+  for (int i = 0; i < 4; ++i) v[i] = _mm512_castsi512_ps(w[i]);
+}
+// 16 x 16 dword transpose: out[c].lane(r) = in[r].lane(c).
+inline void transpose16(__m512i (&r)[16]) {
+  __m512i t[16];
+  for (int i = 0; i < 8; ++i) {
+    t[2 * i] = _mm512_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm512_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
+  }
+  __m512i u[16];  // u[4i + m], 128-bit lane L = rows 4i..4i+3 of column 4L + m
+  for (int i = 0; i < 4; ++i) {
+    u[4 * i + 0] = _mm512_unpacklo_epi64(t[4 * i + 0], t[4 * i + 2]);
+    u[4 * i + 1] = _mm512_unpackhi_epi64(t[4 * i + 0], t[4 * i + 2]);
+    u[4 * i + 2] = _mm512_unpacklo_epi64(t[4 * i + 1], t[4 * i + 3]);
+    u[4 * i + 3] = _mm512_unpackhi_epi64(t[4 * i + 1], t[4 * i + 3]);
+  }
+  for (int m = 0; m < 4; ++m) {
+    __m512i v[4] = {u[m], u[4 + m], u[8 + m], u[12 + m]};
+    transpose128(v);
+    for (int L = 0; L < 4; ++L) r[4 * L + m] = v[L];
+  }
+}
+
+// The rows of a lane group and their units; rows past n_rows and the zero padding of a partial
+// last unit read from zeroed copies (d = 0, and the activations' padding is 0).
+template <class T>
+struct GroupRows {
+  const uint8_t* row[kGroup];
+  int64_t n_full = 0, n_units = 0, ahead = 0;
+  alignas(64) uint8_t tail[kGroup][T::kUnitBytes + 64];
+  alignas(64) uint8_t zero[T::kUnitBytes + 64];
+
+  GroupRows(const MatArgs& a, int64_t r0, int nr) {
+    constexpr int64_t kUnitElems = 128 * T::kQuads;
+    n_full = a.w.n_cols / kUnitElems;
+    n_units = (a.w.n_cols + kUnitElems - 1) / kUnitElems;
+    ahead = kGroup * static_cast<int64_t>(a.w.row_bytes);
+    std::memset(zero, 0, sizeof zero);
+    for (int r = 0; r < kGroup; ++r) {
+      row[r] = r < nr ? a.w.data + (r0 + r) * a.w.row_bytes : nullptr;
+      if (n_units > n_full) {
+        std::memset(tail[r], 0, sizeof tail[r]);
+        if (row[r])
+          std::memcpy(tail[r], row[r] + n_full * T::kUnitBytes, static_cast<size_t>(a.w.row_bytes - n_full * T::kUnitBytes));
+      }
+    }
+  }
+  const uint8_t* unit(int r, int64_t u) const {
+    if (!row[r]) return zero;
+    return u < n_full ? row[r] + u * T::kUnitBytes : tail[r];
+  }
+};
+
+// ---- several tokens: pack, then 8 dpbusd per token and block.
+
+// Packs a lane group: per block, 8 x 64 bytes of weights (step j: lane r = row r's elements
+// 4j..4j+3 of the block, as q + offset), then 16 scales and 16 min coefficients.
+template <class T>
+void pack_group(const GroupRows<T>& g, uint8_t* pk) {
+  for (int64_t u = 0; u < g.n_units; ++u) {
+    St st[kGroup];
+    for (int r = 0; r < kGroup; ++r) T::prep(g.unit(r, u), st[r]);
+    for (int q = 0; q < T::kQuads; ++q) {
+      uint8_t* pq = pk + (u * T::kQuads + q) * 4 * kBlkBytes;
+      __m512i h1[kGroup], h2[kGroup];
+      alignas(64) float sc[kGroup][16], mn[kGroup][16];
+      for (int r = 0; r < kGroup; ++r) {
+        T::quad(g.unit(r, u), q, h1[r], h2[r]);
+        _mm512_store_ps(sc[r], rl_scale<T>(st[r], q));
+        _mm512_store_ps(mn[r], rl_min<T>(st[r], q));
+      }
+      transpose16(h1);  // h1[4k + j]: block k, elements 4j..4j+3, lanes = rows
+      transpose16(h2);  // elements 16 + 4j..
+      const __m512i rows16 = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+                                                _mm512_set1_epi32(16));
+      for (int k = 0; k < 4; ++k) {
+        uint8_t* pb = pq + k * kBlkBytes;
+        for (int j = 0; j < 4; ++j) {
+          _mm512_store_si512(pb + 64 * j, h1[4 * k + j]);
+          _mm512_store_si512(pb + 64 * (4 + j), h2[4 * k + j]);
+        }
+        const __m512i idx = _mm512_add_epi32(rows16, _mm512_set1_epi32(4 * k));
+        _mm512_store_ps(pb + 512, _mm512_i32gather_ps(idx, &sc[0][0], 4));
+        _mm512_store_ps(pb + 576, _mm512_i32gather_ps(idx, &mn[0][0], 4));
+      }
+    }
+  }
+}
+
+// NT tokens of one packed lane group: y[t][r0 + r] for r < nr.
+template <bool kMin, int NT>
+void packed_tile(const uint8_t* pk, int64_t n_blocks, const XQuant& xq, int64_t t0, float* y, int64_t ldy,
+                 __mmask16 keep) {
+  __m512 acc[NT];
+  const uint8_t* xs[NT];
+  const int32_t* lb[NT];
+  const float* dx[NT];
+  const float* gg[NT];
+  for (int t = 0; t < NT; ++t) {
+    acc[t] = _mm512_setzero_ps();
+    xs[t] = reinterpret_cast<const uint8_t*>(xq.qs(t0 + t));
+    lb[t] = xq.lb(t0 + t);
+    dx[t] = xq.dx(t0 + t);
+    gg[t] = xq.g32(t0 + t);
+  }
+  for (int64_t b = 0; b < n_blocks; ++b) {
+    const uint8_t* pb = pk + b * kBlkBytes;
+    __m512i w[8];
+    for (int j = 0; j < 8; ++j) w[j] = _mm512_load_si512(pb + 64 * j);
+    const __m512 sw = _mm512_load_ps(pb + 512);
+    const int64_t o1 = (b >> 2) * 128 + (b & 3) * 16, o2 = o1 + 64;  // Halves layout (xquant.h)
+    for (int t = 0; t < NT; ++t) {
+      int32_t x4[8];
+      std::memcpy(x4, xs[t] + o1, 16);
+      std::memcpy(x4 + 4, xs[t] + o2, 16);
+      __m512i is = _mm512_set1_epi32(lb[t][b]);
+      for (int j = 0; j < 8; ++j) is = _mm512_dpbusd_epi32(is, w[j], _mm512_set1_epi32(x4[j]));
+      acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is), _mm512_mul_ps(sw, _mm512_set1_ps(dx[t][b])), acc[t]);
+      if constexpr (kMin) acc[t] = _mm512_fmadd_ps(_mm512_load_ps(pb + 576), _mm512_set1_ps(gg[t][b]), acc[t]);
+    }
+  }
+  for (int t = 0; t < NT; ++t) _mm512_mask_storeu_ps(y + (t0 + t) * ldy, keep, acc[t]);
+}
+
+// ---- one token: natural decode, per-block integers by reduction across 4 rows at a time.
+template <class T>
+void decode_group(const GroupRows<T>& g, const XQuant& xq, int64_t t, float* y, __mmask16 keep) {
+  const uint8_t* xb = reinterpret_cast<const uint8_t*>(xq.qs(t));
+  const int32_t* ls = xq.ls(t);
+  const float* dx = xq.dx(t);
+  const float* gg = xq.g32(t);
+  __m512 acc = _mm512_setzero_ps();
+  for (int64_t u = 0; u < g.n_units; ++u) {
+    // Prefetch one lane group ahead (rows r0+16.., same unit): the group's rows are contiguous, so
+    // this walks memory linearly; prefetches past the matrix never fault.
+    for (int r = 0; r < kGroup; ++r)
+      if (g.row[r] && u < g.n_full)
+        for (int k = 0; k < T::kUnitBytes; k += 64)
+          _mm_prefetch(reinterpret_cast<const char*>(g.row[r] + g.ahead + u * T::kUnitBytes + k), _MM_HINT_T0);
+    St st[kGroup];
+    for (int r = 0; r < kGroup; ++r) T::prep(g.unit(r, u), st[r]);
+    for (int q = 0; q < T::kQuads; ++q) {
+      const int64_t e = (u * T::kQuads + q) * 128;
+      const __m512i x1 = _mm512_loadu_si512(xb + e), x2 = _mm512_loadu_si512(xb + e + 64);
+      const __m512i l = _mm512_loadu_si512(ls + e / 8);
+      __m512i s[4];
+      __m512 sc[4], mn[4];
+      for (int gq = 0; gq < 4; ++gq) {
+        __m512i is[4];
+        __m512 a4[4], m4[4];
+        for (int i = 0; i < 4; ++i) {
+          const int r = 4 * gq + i;
+          __m512i w1, w2;
+          T::quad(g.unit(r, u), q, w1, w2);
+          is[i] = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(l, w1, x1), w2, x2);
+          a4[i] = rl_scale<T>(st[r], q);
+          if constexpr (T::kMin > 0) m4[i] = rl_min<T>(st[r], q);
+        }
+        s[gq] = reduce4(is[0], is[1], is[2], is[3]);
+        sc[gq] = pick4(a4[0], a4[1], a4[2], a4[3]);
+        if constexpr (T::kMin > 0) mn[gq] = pick4(m4[0], m4[1], m4[2], m4[3]);
+      }
+      transpose128(s);  // s[k]: block k, lanes = rows
+      transpose128(sc);
+      if constexpr (T::kMin > 0) transpose128(mn);
+      for (int k = 0; k < 4; ++k) {
+        const int64_t b = e / 32 + k;
+        acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s[k]), _mm512_mul_ps(sc[k], _mm512_set1_ps(dx[b])), acc);
+        if constexpr (T::kMin > 0) acc = _mm512_fmadd_ps(mn[k], _mm512_set1_ps(gg[b]), acc);
+      }
+    }
+  }
+  _mm512_mask_storeu_ps(y, keep, acc);
+}
+
+template <class T>
+void rect(const MatArgs& a, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
+  const int64_t n_tok = t1 - t0;
+  for (int64_t rg = r0; rg < r1; rg += kGroup) {
+    const int nr = static_cast<int>(r1 - rg < kGroup ? r1 - rg : kGroup);
+    const __mmask16 keep = static_cast<__mmask16>((1u << nr) - 1);
+    const GroupRows<T> g(a, rg, nr);
+    if (n_tok < kPackMinTokens) {
+      for (int64_t t = t0; t < t1; ++t) decode_group<T>(g, *a.xq, t, a.y + t * a.ldy + rg, keep);
+      continue;
+    }
+    const int64_t n_blocks = g.n_units * T::kQuads * 4;
+    uint8_t* pk = kernel_scratch(static_cast<size_t>(n_blocks) * kBlkBytes);
+    pack_group<T>(g, pk);
+    constexpr bool kMin = T::kMin > 0;
+    float* y = a.y + rg;
+    int64_t t = t0;
+    for (; t + 8 <= t1; t += 8) packed_tile<kMin, 8>(pk, n_blocks, *a.xq, t, y, a.ldy, keep);
+    if (t + 4 <= t1) { packed_tile<kMin, 4>(pk, n_blocks, *a.xq, t, y, a.ldy, keep); t += 4; }
+    if (t + 2 <= t1) { packed_tile<kMin, 2>(pk, n_blocks, *a.xq, t, y, a.ldy, keep); t += 2; }
+    if (t < t1) packed_tile<kMin, 1>(pk, n_blocks, *a.xq, t, y, a.ldy, keep);
+  }
+}
+
+template <class T>
+const MatmulKernel* kernel() {
+  static const MatmulKernel k{true, T::kOffset, XLayout::Halves, rect<T>, kGroup};
+  return &k;
+}
+
+}  // namespace
+
+const MatmulKernel* matmul_kernel_rl_avx512(DType type) {
+  switch (type) {
+    case DType::Q8_0: return kernel<Q8_0>();
+    case DType::Q4_0: return kernel<Q4_0>();
+    case DType::Q4_1: return kernel<Q4_1>();
+    case DType::Q5_0: return kernel<Q5_0>();
+    case DType::Q5_1: return kernel<Q5_1>();
+    case DType::Q4_K: return kernel<Q4_K>();
+    case DType::Q5_K: return kernel<Q5_K>();
+    default: return nullptr;
+  }
+}
+
+}  // namespace nt::detail
