@@ -229,11 +229,18 @@ struct Q3_K {
 // Q4_K / Q5_K scales: lanes 0-7 d * scale_j, lanes 8-15 dmin * min_j (the tile loads the x group
 // sums into lanes 8-15 for these types, so lanes 0-7 of mn16 meet zeros there).
 static inline void prep_k4(const uint8_t* u, St& s) {
-  const uint32_t w0 = ld32(u + 4), w1 = ld32(u + 8), w2 = ld32(u + 12);
-  const uint32_t m6 = 0x3F3F3F3Fu, m4 = 0x0F0F0F0Fu, hi = 0x30303030u;
-  const __m128i v = _mm_set_epi32(static_cast<int>(((w2 >> 4) & m4) | ((w1 >> 2) & hi)), static_cast<int>(w1 & m6),
-                                  static_cast<int>((w2 & m4) | ((w0 >> 2) & hi)), static_cast<int>(w0 & m6));
-  const __m512 dd = _mm512_insertf32x8(_mm512_set1_ps(h2f(u)), _mm256_set1_ps(h2f(u + 2)), 1);
+  // One 16-byte load: dwords [d | dmin, w0, w1, w2] (w = the 12 packed 6-bit scale bytes). Per byte:
+  //   sc 0-3 = w0 & 63            sc 4-7 = (w2 & 15) | ((w0 >> 6) << 4)
+  //   m  0-3 = w1 & 63            m  4-7 = (w2 >> 4) | ((w1 >> 6) << 4)
+  const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(u));
+  const __m128i p = _mm_shuffle_epi32(x, _MM_SHUFFLE(3, 2, 3, 1));  // [w0, w2, w1, w2]
+  const __m128i q = _mm_shuffle_epi32(x, _MM_SHUFFLE(2, 2, 1, 1));  // [w0, w0, w1, w1]
+  const __m128i lo = _mm_and_si128(_mm_srlv_epi32(p, _mm_set_epi32(4, 0, 0, 0)),
+                                   _mm_set_epi32(0x0F0F0F0F, 0x3F3F3F3F, 0x0F0F0F0F, 0x3F3F3F3F));
+  const __m128i hi = _mm_and_si128(_mm_srli_epi32(q, 2), _mm_set_epi32(0x30303030, 0, 0x30303030, 0));
+  const __m128i v = _mm_or_si128(lo, hi);
+  const __m512 dd = _mm512_permutexvar_ps(_mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0),
+                                          _mm512_castps128_ps512(_mm_cvtph_ps(x)));
   s.a16 = _mm512_mul_ps(bytes_to_ps(v), dd);
   s.mn16 = _mm512_sub_ps(_mm512_setzero_ps(), s.a16);
 }
