@@ -188,6 +188,71 @@ void packed_tile(const uint8_t* pk, int64_t n_blocks, const XQuant& xq, int64_t 
 // ---- one token: natural decode, per-block integers by reduction across 4 rows at a time.
 // Per 4 rows and quad: lane partials -> [rows a..d] per block (reduce4), scales likewise (pick4);
 // then the 4 row quartets are transposed so that each block's vector has lanes = the 16 rows.
+// One unit of a lane group for one token into acc; rows(r) gives row r's unit.
+template <class T, class Rows>
+__attribute__((always_inline)) inline void decode_unit(const Rows& rows, int64_t u, const uint8_t* xb,
+                                                       const int32_t* ls, const float* dx, const float* gg,
+                                                       __m512& acc) {
+  // Super-block types (Q4_K, Q5_K: two quads per unit, a16 = 8 group scales then 8 group
+  // minima): one 16 x 16 transpose of the rows' a16 gives every group's scales and minima with
+  // lanes = rows (sk[j], -sk[8 + j]); the same values rl_scale / rl_min give the packed path.
+  alignas(64) float skm[T::kQuads > 1 ? kGroup : 1][16];  // in memory: not 16 live registers
+  if constexpr (T::kQuads > 1) {
+    __m512i sk[kGroup];
+    for (int r = 0; r < kGroup; ++r) {
+      St st;
+      T::prep(rows(r), st);
+      sk[r] = _mm512_castps_si512(st.a16);
+    }
+    transpose16(sk);
+    for (int j = 0; j < kGroup; ++j) _mm512_store_si512(skm[j], sk[j]);
+  }
+  for (int q = 0; q < T::kQuads; ++q) {
+    const int64_t e = (u * T::kQuads + q) * 128;
+    const __m512i x1 = _mm512_loadu_si512(xb + e), x2 = _mm512_loadu_si512(xb + e + 64);
+    const __m512i l = _mm512_loadu_si512(ls + e / 8);
+    __m512i s[4];
+    __m512 sc[4], mn[4];
+    for (int gq = 0; gq < 4; ++gq) {
+      __m512i is[4];
+      __m512 a4[4], m4[4];
+      for (int i = 0; i < 4; ++i) {
+        const uint8_t* p = rows(4 * gq + i);
+        __m512i w1, w2;
+        T::quad(p, q, w1, w2);
+        is[i] = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(l, w1, x1), w2, x2);
+        if constexpr (T::kQuads == 1) {
+          St st;
+          T::prep(p, st);
+          a4[i] = rl_scale<T>(st, q);
+          if constexpr (T::kMin > 0) m4[i] = rl_min<T>(st, q);
+        }
+      }
+      s[gq] = reduce4(is[0], is[1], is[2], is[3]);
+      if constexpr (T::kQuads == 1) {
+        sc[gq] = pick4(a4[0], a4[1], a4[2], a4[3]);
+        if constexpr (T::kMin > 0) mn[gq] = pick4(m4[0], m4[1], m4[2], m4[3]);
+      }
+    }
+    transpose128(s);  // s[k]: block k, lanes = rows
+    if constexpr (T::kQuads == 1) {
+      transpose128(sc);
+      if constexpr (T::kMin > 0) transpose128(mn);
+    } else {
+      static_assert(T::kMin == 8, "super-block row-lane types keep minima in a16 lanes 8-15");
+      for (int k = 0; k < 4; ++k) {
+        sc[k] = _mm512_load_ps(skm[4 * q + k]);
+        mn[k] = _mm512_sub_ps(_mm512_setzero_ps(), _mm512_load_ps(skm[8 + 4 * q + k]));
+      }
+    }
+    for (int k = 0; k < 4; ++k) {
+      const int64_t b = e / 32 + k;
+      acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s[k]), _mm512_mul_ps(sc[k], _mm512_set1_ps(dx[b])), acc);
+      if constexpr (T::kMin > 0) acc = _mm512_fmadd_ps(mn[k], _mm512_set1_ps(gg[b]), acc);
+    }
+  }
+}
+
 template <class T>
 __attribute__((noinline)) void decode_group(const GroupRows<T>& g, const XQuant& xq, int64_t t, float* y,
                                             __mmask16 keep) {
@@ -196,73 +261,24 @@ __attribute__((noinline)) void decode_group(const GroupRows<T>& g, const XQuant&
   const float* dx = xq.dx(t);
   const float* gg = xq.g32(t);
   __m512 acc = _mm512_setzero_ps();
-  for (int64_t u = 0; u < g.n_units; ++u) {
-    const uint8_t* up[kGroup];
-    for (int r = 0; r < kGroup; ++r) up[r] = g.unit(r, u);
-    // Prefetch one lane group ahead (rows r0+16.., same unit): the group's rows are contiguous,
-    // so this walks memory linearly; prefetches past the matrix never fault.
-    if (u < g.n_full)
+  if (g.row[kGroup - 1]) {  // a whole group: rows are row 0 + r * row_bytes, no per-row branches
+    const int64_t rb = g.ahead / kGroup;
+    for (int64_t u = 0; u < g.n_full; ++u) {
+      const uint8_t* base = g.row[0] + u * T::kUnitBytes;
+      // Prefetch one lane group ahead (rows r0+16.., same unit): the group's rows are contiguous,
+      // so this walks memory linearly; prefetches past the matrix never fault.
       for (int r = 0; r < kGroup; ++r)
         for (int k = 0; k < T::kUnitBytes; k += 64)
-          _mm_prefetch(reinterpret_cast<const char*>(up[r] + g.ahead + k), _MM_HINT_T0);
-    // Super-block types (Q4_K, Q5_K: two quads per unit, a16 = 8 group scales then 8 group
-    // minima): one 16 x 16 transpose of the rows' a16 gives every group's scales and minima with
-    // lanes = rows (sk[j], -sk[8 + j]); the same values rl_scale / rl_min give the packed path.
-    alignas(64) float skm[T::kQuads > 1 ? kGroup : 1][16];  // in memory: not 16 live registers
-    if constexpr (T::kQuads > 1) {
-      __m512i sk[kGroup];
-      for (int r = 0; r < kGroup; ++r) {
-        St st;
-        T::prep(up[r], st);
-        sk[r] = _mm512_castps_si512(st.a16);
-      }
-      transpose16(sk);
-      for (int j = 0; j < kGroup; ++j) _mm512_store_si512(skm[j], sk[j]);
+          _mm_prefetch(reinterpret_cast<const char*>(base + (kGroup + r) * rb + k), _MM_HINT_T0);
+      decode_unit<T>([base, rb](int r) { return base + r * rb; }, u, xb, ls, dx, gg, acc);
     }
-    for (int q = 0; q < T::kQuads; ++q) {
-      const int64_t e = (u * T::kQuads + q) * 128;
-      const __m512i x1 = _mm512_loadu_si512(xb + e), x2 = _mm512_loadu_si512(xb + e + 64);
-      const __m512i l = _mm512_loadu_si512(ls + e / 8);
-      __m512i s[4];
-      __m512 sc[4], mn[4];
-      for (int gq = 0; gq < 4; ++gq) {
-        __m512i is[4];
-        __m512 a4[4], m4[4];
-        for (int i = 0; i < 4; ++i) {
-          const uint8_t* p = up[4 * gq + i];
-          __m512i w1, w2;
-          T::quad(p, q, w1, w2);
-          is[i] = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(l, w1, x1), w2, x2);
-          if constexpr (T::kQuads == 1) {
-            St st;
-            T::prep(p, st);
-            a4[i] = rl_scale<T>(st, q);
-            if constexpr (T::kMin > 0) m4[i] = rl_min<T>(st, q);
-          }
-        }
-        s[gq] = reduce4(is[0], is[1], is[2], is[3]);
-        if constexpr (T::kQuads == 1) {
-          sc[gq] = pick4(a4[0], a4[1], a4[2], a4[3]);
-          if constexpr (T::kMin > 0) mn[gq] = pick4(m4[0], m4[1], m4[2], m4[3]);
-        }
-      }
-      transpose128(s);  // s[k]: block k, lanes = rows
-      if constexpr (T::kQuads == 1) {
-        transpose128(sc);
-        if constexpr (T::kMin > 0) transpose128(mn);
-      } else {
-        static_assert(T::kMin == 8, "super-block row-lane types keep minima in a16 lanes 8-15");
-        for (int k = 0; k < 4; ++k) {
-          sc[k] = _mm512_load_ps(skm[4 * q + k]);
-          mn[k] = _mm512_sub_ps(_mm512_setzero_ps(), _mm512_load_ps(skm[8 + 4 * q + k]));
-        }
-      }
-      for (int k = 0; k < 4; ++k) {
-        const int64_t b = e / 32 + k;
-        acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s[k]), _mm512_mul_ps(sc[k], _mm512_set1_ps(dx[b])), acc);
-        if constexpr (T::kMin > 0) acc = _mm512_fmadd_ps(mn[k], _mm512_set1_ps(gg[b]), acc);
-      }
-    }
+  } else {
+    for (int64_t u = 0; u < g.n_full; ++u)
+      decode_unit<T>([&g, u](int r) { return g.unit(r, u); }, u, xb, ls, dx, gg, acc);
+  }
+  if (g.n_units > g.n_full) {
+    const int64_t u = g.n_full;
+    decode_unit<T>([&g, u](int r) { return g.unit(r, u); }, u, xb, ls, dx, gg, acc);
   }
   _mm512_mask_storeu_ps(y, keep, acc);
 }
