@@ -188,9 +188,10 @@ void packed_tile(const uint8_t* pk, int64_t n_blocks, const XQuant& xq, int64_t 
 // ---- one token: natural decode, per-block integers by reduction across 4 rows at a time.
 // Per 4 rows and quad: lane partials -> [rows a..d] per block (reduce4), scales likewise (pick4);
 // then the 4 row quartets are transposed so that each block's vector has lanes = the 16 rows.
-// One unit of a lane group for one token into acc; rows(r) gives row r's unit.
-template <class T, class Rows>
-__attribute__((always_inline)) inline void decode_unit(const Rows& rows, int64_t u, const uint8_t* xb,
+// One unit of a lane group for one token into acc; row r's unit is at base + r * rb (walked with a
+// running pointer: 16 separately computed addresses would not fit the general registers).
+template <class T>
+__attribute__((always_inline)) inline void decode_unit(const uint8_t* base, int64_t rb, int64_t u, const uint8_t* xb,
                                                        const int32_t* ls, const float* dx, const float* gg,
                                                        __m512& acc) {
   // Super-block types (Q4_K, Q5_K: two quads per unit, a16 = 8 group scales then 8 group
@@ -199,9 +200,10 @@ __attribute__((always_inline)) inline void decode_unit(const Rows& rows, int64_t
   alignas(64) float skm[T::kQuads > 1 ? kGroup : 1][16];  // in memory: not 16 live registers
   if constexpr (T::kQuads > 1) {
     __m512i sk[kGroup];
-    for (int r = 0; r < kGroup; ++r) {
+    const uint8_t* p = base;
+    for (int r = 0; r < kGroup; ++r, p += rb) {
       St st;
-      T::prep(rows(r), st);
+      T::prep(p, st);
       sk[r] = _mm512_castps_si512(st.a16);
     }
     transpose16(sk);
@@ -213,11 +215,11 @@ __attribute__((always_inline)) inline void decode_unit(const Rows& rows, int64_t
     const __m512i l = _mm512_loadu_si512(ls + e / 8);
     __m512i s[4];
     __m512 sc[4], mn[4];
+    const uint8_t* p = base;
     for (int gq = 0; gq < 4; ++gq) {
       __m512i is[4];
       __m512 a4[4], m4[4];
-      for (int i = 0; i < 4; ++i) {
-        const uint8_t* p = rows(4 * gq + i);
+      for (int i = 0; i < 4; ++i, p += rb) {
         __m512i w1, w2;
         T::quad(p, q, w1, w2);
         is[i] = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(l, w1, x1), w2, x2);
@@ -261,24 +263,23 @@ __attribute__((noinline)) void decode_group(const GroupRows<T>& g, const XQuant&
   const float* dx = xq.dx(t);
   const float* gg = xq.g32(t);
   __m512 acc = _mm512_setzero_ps();
-  if (g.row[kGroup - 1]) {  // a whole group: rows are row 0 + r * row_bytes, no per-row branches
-    const int64_t rb = g.ahead / kGroup;
+  const int64_t rb = g.ahead / kGroup;
+  if (g.row[kGroup - 1]) {  // a whole group: rows are row 0 + r * row_bytes
     for (int64_t u = 0; u < g.n_full; ++u) {
       const uint8_t* base = g.row[0] + u * T::kUnitBytes;
       // Prefetch one lane group ahead (rows r0+16.., same unit): the group's rows are contiguous,
       // so this walks memory linearly; prefetches past the matrix never fault.
-      for (int r = 0; r < kGroup; ++r)
-        for (int k = 0; k < T::kUnitBytes; k += 64)
-          _mm_prefetch(reinterpret_cast<const char*>(base + (kGroup + r) * rb + k), _MM_HINT_T0);
-      decode_unit<T>([base, rb](int r) { return base + r * rb; }, u, xb, ls, dx, gg, acc);
+      const uint8_t* pf = base + kGroup * rb;
+      for (int r = 0; r < kGroup; ++r, pf += rb)
+        for (int k = 0; k < T::kUnitBytes; k += 64) _mm_prefetch(reinterpret_cast<const char*>(pf + k), _MM_HINT_T0);
+      decode_unit<T>(base, rb, u, xb, ls, dx, gg, acc);
     }
-  } else {
-    for (int64_t u = 0; u < g.n_full; ++u)
-      decode_unit<T>([&g, u](int r) { return g.unit(r, u); }, u, xb, ls, dx, gg, acc);
   }
-  if (g.n_units > g.n_full) {
-    const int64_t u = g.n_full;
-    decode_unit<T>([&g, u](int r) { return g.unit(r, u); }, u, xb, ls, dx, gg, acc);
+  // A partial group's units and the zero-padded tail unit: the 16 rows' units copied together.
+  alignas(64) uint8_t buf[kGroup][T::kUnitBytes];
+  for (int64_t u = g.row[kGroup - 1] ? g.n_full : 0; u < g.n_units; ++u) {
+    for (int r = 0; r < kGroup; ++r) std::memcpy(buf[r], g.unit(r, u), T::kUnitBytes);
+    decode_unit<T>(&buf[0][0], T::kUnitBytes, u, xb, ls, dx, gg, acc);
   }
   _mm512_mask_storeu_ps(y, keep, acc);
 }
