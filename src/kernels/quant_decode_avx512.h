@@ -251,7 +251,14 @@ struct Q4_K {
   static constexpr XLayout kLayout = XLayout::Halves;
   static void prep(const uint8_t* u, St& s) { prep_k4(u, s); }
   static __m512i wq(const uint8_t* u, int p) { return _mm512_and_si512(bcast32_shift(u + 16 + 32 * p, 0, 4), nib_lo()); }
-  static void quad(const uint8_t* u, int q, __m512i& w1, __m512i& w2) { quad_from_pairs<Q4_K>(u, q, w1, w2); }
+  // Halves straight from the quad's 64 nibble bytes z: w1 = [lo z0-15, hi z0-15, lo z32-47, hi
+  // z32-47] (groups 4q..4q+3, elements 0-15), w2 the same from bytes 16-31 and 48-63.
+  static void quad(const uint8_t* u, int q, __m512i& w1, __m512i& w2) {
+    const __m512i z = _mm512_loadu_si512(u + 16 + 64 * q);
+    const __m512i sh = _mm512_set_epi64(4, 4, 0, 0, 4, 4, 0, 0);
+    w1 = _mm512_and_si512(_mm512_srlv_epi64(_mm512_shuffle_i64x2(z, z, _MM_SHUFFLE(2, 2, 0, 0)), sh), nib_lo());
+    w2 = _mm512_and_si512(_mm512_srlv_epi64(_mm512_shuffle_i64x2(z, z, _MM_SHUFFLE(3, 3, 1, 1)), sh), nib_lo());
+  }
 };
 struct Q5_K {
   static constexpr int kBlock32 = 0, kUnitBytes = 176, kQuads = 2, kOffset = 0, kMin = 8;
