@@ -81,7 +81,8 @@ struct Gather16 {
 template <int kUnit>
 static inline void load_unit(const uint8_t* u, __m512i& z0, __m512i& z1) {
   z0 = _mm512_loadu_si512(u);
-  z1 = _mm512_maskz_loadu_epi8(static_cast<__mmask64>((kUnit - 64 >= 64) ? ~0ull : ((1ull << (kUnit - 64)) - 1)), u + 64);
+  if constexpr (kUnit >= 128) z1 = _mm512_loadu_si512(u + 64);  // a plain load: shared with the decoder's
+  else z1 = _mm512_maskz_loadu_epi8(static_cast<__mmask64>((1ull << (kUnit - 64)) - 1), u + 64);
 }
 // The fifth bits of 4 Q5 blocks (qh words `stride` apart) as byte masks for the two halves.
 static inline void q5_high(const uint8_t* qh, int stride, __mmask64& m1, __mmask64& m2) {
