@@ -1,38 +1,33 @@
-// kernels/matmul_q_avx512.cpp — quantized-weight matmul with AVX-512 VNNI. Activations come
-// quantized per 32 elements, each 128 elements split into two 64-byte halves x1, x2 (the Quad or
-// Halves layout of xquant.h, chosen per type). Each weight type decodes a quad of 128 elements
-// into unsigned bytes (q + offset) in the same two halves w1, w2, so that each 32-bit lane holds
-// 8 elements of one scale group (16 elements for Quad, 32 for Halves). Then
+// kernels/matmul_q_avx512.cpp — quantized-weight matmul with AVX-512 VNNI for the K-quants with
+// scales per 16 elements (Q2_K, Q3_K, Q6_K; the types with scales per 32 use the row-lane kernels
+// of matmul_rl_avx512.cpp). Activations come quantized per 32 elements, each 128 elements split
+// into two 64-byte halves x1, x2 (the Quad layout of xquant.h); each weight quad decodes into
+// unsigned bytes (q + offset) in the same halves w1, w2, so that each 32-bit lane holds 8 elements
+// of one 16-element scale group. Then
 //   isum = vpdpbusd(vpdpbusd(-offset * lanesum(x), w1, x1), w2, x2)   exact integer dot per lane
 //   acc += float(isum) * (w_scale * x_scale)                           per lane, fixed order
-// (one float step per 128 elements), and types with a min term add -min_g * x_scale * sum(x_g)
-// into the same accumulators. A tile of NR
-// rows x NT tokens runs exactly the same per-accumulator sequence as a 1 x 1 tile, so every output
-// is bit-identical whatever the tiling (determinism contract).
+// (one float step per 128 elements), and Q2_K adds -min_g * x_scale * sum(x_g) into the same
+// accumulators. A tile of NR rows x NT tokens runs exactly the same per-accumulator sequence as a
+// 1 x 1 tile, so every output is bit-identical whatever the tiling (determinism contract).
 #include "kernels/quant_decode_avx512.h"
 
 namespace nt::detail {
 namespace {
 
-// One tile: rows r0..r0+NR, tokens t0..t0+NT.
-// One unit (kQuads quads of 128 elements) of a tile into acc. Min-term types add
+// One unit (kQuads quads of 128 elements) of a tile into acc. Min-term types (Q2_K) add
 // -min_g * x_scale * sum(x_g) into the same accumulators (mn16 holds -min_g).
-template <class T, int NR, int NT>
 // xb[t]: token t's quantized row (xquant.h layout): qs at +0, ls at +npad, dx at +2 npad, g32
 // after dx (npad / 32 floats), g16 after g32.
+template <class T, int NR, int NT>
 __attribute__((always_inline)) inline void unit_step(__m512 (&acc)[NR][NT], const uint8_t* const (&up)[NR],
                                                      const uint8_t* const (&xb)[NT], int64_t npad, int64_t u) {
   St st[NR];
   for (int r = 0; r < NR; ++r) T::prep(up[r], st[r]);
   if constexpr (T::kMin > 0) {
-    // Q4_K/Q5_K keep their 8 mins in lanes 8-15: load the 8 group sums there (masked lanes are
-    // not read). Others: kMin groups in the low lanes.
-    constexpr bool kHigh = T::kMin == 8;
-    const __mmask16 mk = kHigh ? static_cast<__mmask16>(0xFF00) : static_cast<__mmask16>((1u << T::kMin) - 1);
+    static_assert(T::kMin == 16 && T::kG16, "the 16-element min term (Q2_K)");
     for (int t = 0; t < NT; ++t) {
       const float* dx = reinterpret_cast<const float*>(xb[t] + 2 * npad);
-      const float* g = T::kG16 ? dx + npad / 16 + u * 16 : dx + npad / 32 + u * (4 * T::kQuads);
-      const __m512 gv = _mm512_maskz_loadu_ps(mk, kHigh ? g - 8 : g);
+      const __m512 gv = _mm512_loadu_ps(dx + npad / 16 + u * 16);
       for (int r = 0; r < NR; ++r) acc[r][t] = _mm512_fmadd_ps(st[r].mn16, gv, acc[r][t]);
     }
   }
@@ -40,11 +35,11 @@ __attribute__((always_inline)) inline void unit_step(__m512 (&acc)[NR][NT], cons
     const int64_t e = (u * T::kQuads + q) * 128;  // first element of this quad
     __m512i w1[NR], w2[NR];
     __m512 av[NR];
-    const __m512i aidx = T::kS16 ? _mm512_add_epi32(idx8x2(), _mm512_set1_epi32(8 * q))
-                                 : _mm512_add_epi32(idx4x4(), _mm512_set1_epi32(4 * q));
+    static_assert(T::kS16 && T::kLayout == XLayout::Quad, "16-element scale groups in the Quad layout");
+    const __m512i aidx = _mm512_add_epi32(idx8x2(), _mm512_set1_epi32(8 * q));
     for (int r = 0; r < NR; ++r) {
       T::quad(up[r], q, w1[r], w2[r]);
-      av[r] = T::kRep ? st[r].a16 : _mm512_permutexvar_ps(aidx, st[r].a16);
+      av[r] = _mm512_permutexvar_ps(aidx, st[r].a16);
     }
     for (int t = 0; t < NT; ++t) {
       const uint8_t* xs = xb[t] + e;
@@ -64,9 +59,7 @@ __attribute__((always_inline)) inline void unit_step(__m512 (&acc)[NR][NT], cons
 template <class T, int NR, int NT>
 void tile(const MatArgs& a, int64_t r0, int64_t t0) {
   const XQuant& xq = *a.xq;
-  const int64_t n_cols = a.w.n_cols;
-  constexpr bool kBlocks32 = T::kBlock32 != 0;
-  const int64_t n_full = n_cols / (128 * T::kQuads);
+  const int64_t n_full = a.w.n_cols / (128 * T::kQuads);  // whole super-blocks: no tail
   __m512 acc[NR][NT];
   for (int r = 0; r < NR; ++r)
     for (int t = 0; t < NT; ++t) acc[r][t] = _mm512_setzero_ps();
@@ -86,17 +79,6 @@ void tile(const MatArgs& a, int64_t r0, int64_t t0) {
       for (int k = 0; k < T::kUnitBytes; k += 64) _mm_prefetch(reinterpret_cast<const char*>(up[r] + pf_ahead + k), _MM_HINT_T0);
     }
     unit_step<T, NR, NT>(acc, up, xb, npad, u);
-  }
-  if (kBlocks32 && n_cols % 128 != 0) {
-    // 1-3 blocks left: run them as a quad whose missing blocks are all zero (d = 0, x padding 0).
-    alignas(64) uint8_t tail_buf[NR][T::kUnitBytes + 64];
-    const uint8_t* up[NR];
-    for (int r = 0; r < NR; ++r) {
-      std::memset(tail_buf[r], 0, sizeof tail_buf[r]);
-      std::memcpy(tail_buf[r], rows[r] + n_full * T::kUnitBytes, static_cast<size_t>(a.w.row_bytes - n_full * T::kUnitBytes));
-      up[r] = tail_buf[r];
-    }
-    unit_step<T, NR, NT>(acc, up, xb, npad, n_full);
   }
   for (int t = 0; t < NT; ++t)
     for (int r = 0; r < NR; ++r) a.y[(t0 + t) * a.ldy + r0 + r] = hsum512(acc[r][t]);
@@ -135,15 +117,8 @@ const MatmulKernel* matmul_kernel_f_avx512(DType type);
 const MatmulKernel* matmul_kernel_avx512(DType type) {
   if (const MatmulKernel* k = matmul_kernel_rl_avx512(type)) return k;
   switch (type) {
-    case DType::Q8_0: return kernel<Q8_0>();
-    case DType::Q4_0: return kernel<Q4_0>();
-    case DType::Q4_1: return kernel<Q4_1>();
-    case DType::Q5_0: return kernel<Q5_0>();
-    case DType::Q5_1: return kernel<Q5_1>();
     case DType::Q2_K: return kernel<Q2_K>();
     case DType::Q3_K: return kernel<Q3_K>();
-    case DType::Q4_K: return kernel<Q4_K>();
-    case DType::Q5_K: return kernel<Q5_K>();
     case DType::Q6_K: return kernel<Q6_K>();
     default: return matmul_kernel_f_avx512(type);
   }

@@ -84,28 +84,40 @@ inline void transpose16(__m512i (&r)[16]) {
   }
 }
 
-// The rows of a lane group and their units; rows past n_rows and the zero padding of a partial
-// last unit read from zeroed copies (d = 0, and the activations' padding is 0).
+alignas(64) constexpr uint8_t kZeroUnit[256] = {};  // >= every unit's bytes
+
+// dst[0, 64 * ceil(kBytes / 64)) = src[0, n) then zeros; only src[0, n) is read (masked loads),
+// no library call for the small, variable n.
+template <int kBytes>
+inline void copy_padded(uint8_t* dst, const uint8_t* src, int64_t n) {
+  for (int64_t o = 0; o < kBytes; o += 64) {
+    const int64_t k = n - o <= 0 ? 0 : (n - o >= 64 ? 64 : n - o);
+    const __mmask64 m = k == 64 ? ~0ull : ((1ull << k) - 1);
+    _mm512_storeu_si512(dst + o, _mm512_maskz_loadu_epi8(m, src + o));
+  }
+}
+
+// The rows of a lane group and their units; rows past n_rows read a zero unit, and a partial last
+// unit reads zero-padded copies (d = 0, and the activations' padding is 0).
 template <class T>
 struct GroupRows {
+  static_assert(T::kUnitBytes <= static_cast<int>(sizeof kZeroUnit));
   const uint8_t* row[kGroup];
   int64_t n_full = 0, n_units = 0, ahead = 0;
-  alignas(64) uint8_t tail[kGroup][T::kUnitBytes + 64];
-  alignas(64) uint8_t zero[T::kUnitBytes + 64];
+  alignas(64) uint8_t tail[kGroup][(T::kUnitBytes + 63) / 64 * 64];
+  const uint8_t* zero = kZeroUnit;
 
   GroupRows(const MatArgs& a, int64_t r0, int nr) {
     constexpr int64_t kUnitElems = 128 * T::kQuads;
     n_full = a.w.n_cols / kUnitElems;
     n_units = (a.w.n_cols + kUnitElems - 1) / kUnitElems;
     ahead = kGroup * static_cast<int64_t>(a.w.row_bytes);
-    std::memset(zero, 0, sizeof zero);
+    const int64_t tail_bytes = static_cast<int64_t>(a.w.row_bytes) - n_full * T::kUnitBytes;
     for (int r = 0; r < kGroup; ++r) {
       row[r] = r < nr ? a.w.data + (r0 + r) * a.w.row_bytes : nullptr;
-      if (n_units > n_full) {
-        std::memset(tail[r], 0, sizeof tail[r]);
-        if (row[r])
-          std::memcpy(tail[r], row[r] + n_full * T::kUnitBytes, static_cast<size_t>(a.w.row_bytes - n_full * T::kUnitBytes));
-      }
+      if (n_units > n_full)  // rows' tails side by side (stride sizeof tail[0]), zero-padded
+        copy_padded<static_cast<int>(sizeof tail[0])>(tail[r], row[r] ? row[r] + n_full * T::kUnitBytes : kZeroUnit,
+                                                       row[r] ? tail_bytes : 0);
     }
   }
   const uint8_t* unit(int r, int64_t u) const {
@@ -275,12 +287,16 @@ __attribute__((noinline)) void decode_group(const GroupRows<T>& g, const XQuant&
       decode_unit<T>(base, rb, u, xb, ls, dx, gg, acc);
     }
   }
-  // A partial group's units and the zero-padded tail unit: the 16 rows' units copied together.
-  alignas(64) uint8_t buf[kGroup][T::kUnitBytes];
-  for (int64_t u = g.row[kGroup - 1] ? g.n_full : 0; u < g.n_units; ++u) {
-    for (int r = 0; r < kGroup; ++r) std::memcpy(buf[r], g.unit(r, u), T::kUnitBytes);
-    decode_unit<T>(&buf[0][0], T::kUnitBytes, u, xb, ls, dx, gg, acc);
+  // A partial group's whole units: the 16 rows' units copied together.
+  if (!g.row[kGroup - 1]) {
+    alignas(64) uint8_t buf[kGroup][T::kUnitBytes];
+    for (int64_t u = 0; u < g.n_full; ++u) {
+      for (int r = 0; r < kGroup; ++r) std::memcpy(buf[r], g.unit(r, u), T::kUnitBytes);
+      decode_unit<T>(&buf[0][0], T::kUnitBytes, u, xb, ls, dx, gg, acc);
+    }
   }
+  // The zero-padded tail unit, straight from the side-by-side copies.
+  if (g.n_units > g.n_full) decode_unit<T>(&g.tail[0][0], sizeof g.tail[0], g.n_full, xb, ls, dx, gg, acc);
   _mm512_mask_storeu_ps(y, keep, acc);
 }
 
