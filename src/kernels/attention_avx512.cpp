@@ -16,6 +16,18 @@ inline __m512 load16(const uint8_t* row, int i) {
   else return _mm512_loadu_ps(reinterpret_cast<const float*>(row) + i);
 }
 
+// Calls fn(pos, row) for the first n_kv positions in span order; row = the K (kV = false) or V row
+// of that position, `off` bytes in.
+template <bool kV, class F>
+inline void for_each_row(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_bytes, size_t off, F&& fn) {
+  int32_t pos = 0;
+  for (int s = 0; s < n_spans && pos < n_kv; ++s) {
+    const int32_t n = spans[s].n < n_kv - pos ? spans[s].n : n_kv - pos;
+    const uint8_t* base = (kV ? spans[s].v : spans[s].k) + off;
+    for (int32_t i = 0; i < n; ++i, ++pos) fn(pos, base + static_cast<size_t>(i) * row_bytes);
+  }
+}
+
 // scores[pos] = dot(q, K[pos]) * scale for the first n_kv positions; returns their maximum.
 template <int NV, bool kF16>
 float scores_rows(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_bytes, size_t off, const float* q,
@@ -23,19 +35,13 @@ float scores_rows(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_byt
   __m512 qv[NV];
   for (int j = 0; j < NV; ++j) qv[j] = _mm512_loadu_ps(q + 16 * j);
   float mx = -__builtin_inff();
-  int32_t pos = 0;
-  for (int s = 0; s < n_spans && pos < n_kv; ++s) {
-    const int32_t n = spans[s].n < n_kv - pos ? spans[s].n : n_kv - pos;
-    const uint8_t* k = spans[s].k + off;
-    for (int32_t i = 0; i < n; ++i, ++pos) {
-      const uint8_t* row = k + static_cast<size_t>(i) * row_bytes;
-      __m512 acc = _mm512_setzero_ps();
-      for (int j = 0; j < NV; ++j) acc = _mm512_fmadd_ps(load16<kF16>(row, 16 * j), qv[j], acc);
-      const float sc = hsum512(acc) * scale;
-      scores[pos] = sc;
-      mx = sc > mx ? sc : mx;
-    }
-  }
+  for_each_row<false>(spans, n_spans, n_kv, row_bytes, off, [&](int32_t pos, const uint8_t* row) {
+    __m512 acc = _mm512_setzero_ps();
+    for (int j = 0; j < NV; ++j) acc = _mm512_fmadd_ps(load16<kF16>(row, 16 * j), qv[j], acc);
+    const float sc = hsum512(acc) * scale;
+    scores[pos] = sc;
+    mx = sc > mx ? sc : mx;
+  });
   return mx;
 }
 
@@ -45,16 +51,10 @@ void weighted_rows(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_by
                    float* out) {
   __m512 acc[NV];
   for (int j = 0; j < NV; ++j) acc[j] = _mm512_setzero_ps();
-  int32_t pos = 0;
-  for (int s = 0; s < n_spans && pos < n_kv; ++s) {
-    const int32_t n = spans[s].n < n_kv - pos ? spans[s].n : n_kv - pos;
-    const uint8_t* v = spans[s].v + off;
-    for (int32_t i = 0; i < n; ++i, ++pos) {
-      const uint8_t* row = v + static_cast<size_t>(i) * row_bytes;
-      const __m512 pv = _mm512_set1_ps(p[pos]);
-      for (int j = 0; j < NV; ++j) acc[j] = _mm512_fmadd_ps(pv, load16<kF16>(row, 16 * j), acc[j]);
-    }
-  }
+  for_each_row<true>(spans, n_spans, n_kv, row_bytes, off, [&](int32_t pos, const uint8_t* row) {
+    const __m512 pv = _mm512_set1_ps(p[pos]);
+    for (int j = 0; j < NV; ++j) acc[j] = _mm512_fmadd_ps(pv, load16<kF16>(row, 16 * j), acc[j]);
+  });
   for (int j = 0; j < NV; ++j) _mm512_storeu_ps(out + 16 * j, acc[j]);
 }
 
