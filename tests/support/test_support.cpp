@@ -1,5 +1,7 @@
 #include "support/test_support.h"
 
+#include "core/check.h"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/stat.h>
@@ -8,8 +10,10 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 namespace nt::test {
 
@@ -27,10 +31,31 @@ bool shared_available() {
 std::string data_path(const std::string& rel) { return std::string(NT_TEST_DATA_DIR) + "/" + rel; }
 std::string nexttok_bin() { return NT_NEXTTOK_BIN; }
 
+namespace {
+// Every directory temp_dir() made, removed when the test process exits (NT_KEEP_TEST_TMP=1 keeps
+// them for debugging). Tests write models of up to a few hundred MB there.
+struct TempDirs {
+  std::vector<std::string> dirs;
+  ~TempDirs() {
+    if (std::getenv("NT_KEEP_TEST_TMP")) return;
+    for (const std::string& d : dirs) {
+      std::error_code ec;
+      std::filesystem::remove_all(d, ec);
+    }
+  }
+};
+TempDirs& temp_dirs() {
+  static TempDirs t;
+  return t;
+}
+}  // namespace
+
 std::string temp_dir() {
   std::string tmpl = "/tmp/nexttok-test-XXXXXX";
   char* p = ::mkdtemp(tmpl.data());
-  return p ? std::string(p) : std::string("/tmp");
+  NT_CHECK(p != nullptr && "cannot create a temporary directory under /tmp");
+  temp_dirs().dirs.emplace_back(p);
+  return std::string(p);
 }
 
 CmdResult run_program(const std::vector<std::string>& argv, const std::string& stdin_data) {
