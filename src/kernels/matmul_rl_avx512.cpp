@@ -105,7 +105,6 @@ struct GroupRows {
   const uint8_t* row[kGroup];
   int64_t n_full = 0, n_units = 0, ahead = 0;
   alignas(64) uint8_t tail[kGroup][(T::kUnitBytes + 63) / 64 * 64];
-  const uint8_t* zero = kZeroUnit;
 
   GroupRows(const MatArgs& a, int64_t r0, int nr) {
     constexpr int64_t kUnitElems = 128 * T::kQuads;
@@ -121,7 +120,7 @@ struct GroupRows {
     }
   }
   const uint8_t* unit(int r, int64_t u) const {
-    if (!row[r]) return zero;
+    if (!row[r]) return kZeroUnit;
     return u < n_full ? row[r] + u * T::kUnitBytes : tail[r];
   }
 };

@@ -117,7 +117,7 @@ static inline __m512 block_mins(const uint8_t* u, int off) {
   return halves_at(z0, four_idx<kB>(off), z1);
 }
 struct Q8_0 {
-  static constexpr int kBlock32 = 34, kUnitBytes = 136, kQuads = 1, kOffset = 128, kMin = 0;
+  static constexpr int kUnitBytes = 136, kQuads = 1, kOffset = 128, kMin = 0;
   static constexpr bool kG16 = false, kS16 = false, kRep = true;
   static constexpr XLayout kLayout = XLayout::Halves;
   static void prep(const uint8_t* u, St& s) { s.a16 = block_scales<34>(u, 0); }
@@ -132,14 +132,14 @@ struct Q8_0 {
   }
 };
 struct Q4_0 {
-  static constexpr int kBlock32 = 18, kUnitBytes = 72, kQuads = 1, kOffset = 8, kMin = 0;
+  static constexpr int kUnitBytes = 72, kQuads = 1, kOffset = 8, kMin = 0;
   static constexpr bool kG16 = false, kS16 = false, kRep = true;
   static constexpr XLayout kLayout = XLayout::Halves;
   static void prep(const uint8_t* u, St& s) { s.a16 = block_scales<18>(u, 0); }
   static void quad(const uint8_t* u, int, __m512i& w1, __m512i& w2) { nibbles_halves<18, 2>(u, w1, w2); }
 };
 struct Q4_1 {
-  static constexpr int kBlock32 = 20, kUnitBytes = 80, kQuads = 1, kOffset = 0, kMin = 4;
+  static constexpr int kUnitBytes = 80, kQuads = 1, kOffset = 0, kMin = 4;
   static constexpr bool kG16 = false, kS16 = false, kRep = true;
   static constexpr XLayout kLayout = XLayout::Halves;
   static void prep(const uint8_t* u, St& s) {
@@ -149,7 +149,7 @@ struct Q4_1 {
   static void quad(const uint8_t* u, int, __m512i& w1, __m512i& w2) { nibbles_halves<20, 4>(u, w1, w2); }
 };
 struct Q5_0 {
-  static constexpr int kBlock32 = 22, kUnitBytes = 88, kQuads = 1, kOffset = 16, kMin = 0;
+  static constexpr int kUnitBytes = 88, kQuads = 1, kOffset = 16, kMin = 0;
   static constexpr bool kG16 = false, kS16 = false, kRep = true;
   static constexpr XLayout kLayout = XLayout::Halves;
   static void prep(const uint8_t* u, St& s) { s.a16 = block_scales<22>(u, 0); }
@@ -162,7 +162,7 @@ struct Q5_0 {
   }
 };
 struct Q5_1 {
-  static constexpr int kBlock32 = 24, kUnitBytes = 96, kQuads = 1, kOffset = 0, kMin = 4;
+  static constexpr int kUnitBytes = 96, kQuads = 1, kOffset = 0, kMin = 4;
   static constexpr bool kG16 = false, kS16 = false, kRep = true;
   static constexpr XLayout kLayout = XLayout::Halves;
   static void prep(const uint8_t* u, St& s) {
@@ -189,7 +189,7 @@ static inline void quad_from_pairs(const uint8_t* u, int q, __m512i& w1, __m512i
   }
 }
 struct Q2_K {
-  static constexpr int kBlock32 = 0, kUnitBytes = 84, kQuads = 2, kOffset = 0, kMin = 16;
+  static constexpr int kUnitBytes = 84, kQuads = 2, kOffset = 0, kMin = 16;
   static constexpr bool kG16 = true, kS16 = true;
   static constexpr bool kRep = false;
   static constexpr XLayout kLayout = XLayout::Quad;
@@ -206,7 +206,7 @@ struct Q2_K {
   static void quad(const uint8_t* u, int q, __m512i& w1, __m512i& w2) { quad_from_pairs<Q2_K>(u, q, w1, w2); }
 };
 struct Q3_K {
-  static constexpr int kBlock32 = 0, kUnitBytes = 110, kQuads = 2, kOffset = 4, kMin = 0;
+  static constexpr int kUnitBytes = 110, kQuads = 2, kOffset = 4, kMin = 0;
   static constexpr bool kG16 = false, kS16 = true;
   static constexpr bool kRep = false;
   static constexpr XLayout kLayout = XLayout::Quad;
@@ -246,7 +246,7 @@ static inline void prep_k4(const uint8_t* u, St& s) {
   s.mn16 = _mm512_sub_ps(_mm512_setzero_ps(), s.a16);
 }
 struct Q4_K {
-  static constexpr int kBlock32 = 0, kUnitBytes = 144, kQuads = 2, kOffset = 0, kMin = 8;
+  static constexpr int kUnitBytes = 144, kQuads = 2, kOffset = 0, kMin = 8;
   static constexpr bool kG16 = false, kS16 = false;
   static constexpr bool kRep = false;
   static constexpr XLayout kLayout = XLayout::Halves;
@@ -262,7 +262,7 @@ struct Q4_K {
   }
 };
 struct Q5_K {
-  static constexpr int kBlock32 = 0, kUnitBytes = 176, kQuads = 2, kOffset = 0, kMin = 8;
+  static constexpr int kUnitBytes = 176, kQuads = 2, kOffset = 0, kMin = 8;
   static constexpr bool kG16 = false, kS16 = false;
   static constexpr bool kRep = false;
   static constexpr XLayout kLayout = XLayout::Halves;
@@ -274,7 +274,7 @@ struct Q5_K {
   static void quad(const uint8_t* u, int q, __m512i& w1, __m512i& w2) { quad_from_pairs<Q5_K>(u, q, w1, w2); }
 };
 struct Q6_K {
-  static constexpr int kBlock32 = 0, kUnitBytes = 210, kQuads = 2, kOffset = 32, kMin = 0;
+  static constexpr int kUnitBytes = 210, kQuads = 2, kOffset = 32, kMin = 0;
   static constexpr bool kG16 = false, kS16 = true;
   static constexpr bool kRep = false;
   static constexpr XLayout kLayout = XLayout::Quad;
