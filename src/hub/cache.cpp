@@ -108,11 +108,14 @@ Status RepoCache::link_snapshot(const std::string& commit, const std::string& fi
   char buf[4096];
   ssize_t n = ::readlink(link.c_str(), buf, sizeof(buf) - 1);
   if (n > 0 && std::string(buf, static_cast<size_t>(n)) == target) return {};
-  ::unlink(link.c_str());
-  if (::symlink(target.c_str(), link.c_str()) != 0) {
+  // Made under a unique name and renamed over the link: the link is replaced atomically, so a
+  // concurrent puller (thread or process) never sees it missing.
+  static std::atomic<unsigned> counter{0};
+  const std::string tmp = link + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter.fetch_add(1));
+  ::unlink(tmp.c_str());
+  if (::symlink(target.c_str(), tmp.c_str()) != 0 || ::rename(tmp.c_str(), link.c_str()) != 0) {
     int err = errno;
-    n = ::readlink(link.c_str(), buf, sizeof(buf) - 1);  // another process may have just made it
-    if (err == EEXIST && n > 0 && std::string(buf, static_cast<size_t>(n)) == target) return {};
+    ::unlink(tmp.c_str());
     return Error{"cannot create the link " + link + " -> " + target + ": " + std::strerror(err)};
   }
   return {};
