@@ -58,6 +58,9 @@ void register_all() {
     // Decode: ffn_down shape (n_cols = n_ff 4096, n_rows = n_embd 1536), one token.
     benchmark::RegisterBenchmark(("decode/" + name).c_str(), bm_matmul, t, 1536, 4096, true)
         ->Args({1, 1})->Args({1, 2})->UseRealTime()->Unit(benchmark::kMicrosecond);
+    // Decode on the other common shape (ffn_up / gate, attention, output: n_cols = n_embd).
+    benchmark::RegisterBenchmark(("decode_up/" + name).c_str(), bm_matmul, t, 4096, 1536, true)
+        ->Args({1, 1})->Args({1, 2})->UseRealTime()->Unit(benchmark::kMicrosecond);
     // The same product with the weights in L2 (a 512 x 1536 slice): compute ceiling of decode.
     benchmark::RegisterBenchmark(("decode_hot/" + name).c_str(), bm_matmul, t, 512, 1536, false)
         ->Args({1, 1})->UseRealTime()->Unit(benchmark::kMicrosecond);
