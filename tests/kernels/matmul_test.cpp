@@ -81,6 +81,46 @@ TEST_P(MatmulTypes, BitIdenticalAcrossTokenCountsAndThreads) {
   }
 }
 
+// Float weights take any column count; the SIMD kernels walk a row in 8- or 16-column steps, so these
+// counts leave a partial last step (one of them only a partial step) at every position modulo 64.
+// Each output must match the reference and be bit-identical for any token count and thread count.
+TEST(MatmulFloat, PartialStepsMatchReferenceAndAreBitIdentical) {
+  LevelGuard guard;
+  ThreadPool pool1(1), pool2(2);
+  for (DType type : {DType::F32, DType::F16, DType::BF16}) {
+    for (int64_t n_cols : {7, 50, 93, 301, 317}) {
+      const int64_t n_rows = 11, n_max = 13;
+      RandomWeights w(type, n_rows, n_cols, 31 + static_cast<uint32_t>(n_cols));
+      const auto x = random_activations(n_max * n_cols, 17);
+      std::vector<float> y_ref(n_max * n_rows), wrow(n_cols);
+      matmul_ref(w.view, x.data(), n_cols, y_ref.data(), n_rows, n_max);
+      for (SimdLevel level : supported_levels()) {
+        set_simd_level(level);
+        std::vector<float> base(n_max * n_rows);
+        matmul(w.view, x.data(), n_cols, base.data(), n_rows, n_max, pool2);
+        for (int64_t r = 0; r < n_rows; ++r) {
+          dequantize_row(type, w.view.data + r * w.view.row_bytes, wrow.data(), n_cols);
+          for (int64_t t = 0; t < n_max; ++t) {
+            const double budget = matmul_budget(type, wrow.data(), x.data() + t * n_cols, n_cols);
+            EXPECT_LE(std::fabs(static_cast<double>(base[t * n_rows + r]) - y_ref[t * n_rows + r]), budget)
+                << dtype_name(type) << " at " << simd_level_name(level) << " cols " << n_cols << " row " << r;
+          }
+        }
+        for (int64_t n_tokens : {1, 2, 7}) {
+          for (ThreadPool* pool : {&pool1, &pool2}) {
+            const int64_t t0 = 3;
+            std::vector<float> y(n_tokens * n_rows);
+            matmul(w.view, x.data() + t0 * n_cols, n_cols, y.data(), n_rows, n_tokens, *pool);
+            EXPECT_EQ(0, std::memcmp(y.data(), base.data() + t0 * n_rows, y.size() * sizeof(float)))
+                << dtype_name(type) << " at " << simd_level_name(level) << " cols " << n_cols << " n_tokens "
+                << n_tokens << " threads " << pool->n_threads();
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST_P(MatmulTypes, StridedInputAndOutput) {
   const DType type = GetParam();
   LevelGuard guard;
