@@ -5,6 +5,8 @@
 #include "kernels/simd_avx512.h"
 #include "tensor/quant_blocks.h"
 
+#include <algorithm>
+
 namespace nt::detail {
 namespace {
 
@@ -33,21 +35,23 @@ struct LBF16 {
   static __m512 load_mask(const uint8_t* row, int64_t i, __mmask16 m) { return widen(_mm256_maskz_loadu_epi16(m, row + 2 * i)); }
 };
 
+// Columns [c0, c1) of an NR x NT tile (c0 a multiple of 16). The 16-lane accumulators start from
+// part (when not the first column block) and go back to it (when not the last), so cutting the
+// columns into blocks leaves every lane's fma sequence, and so the result, unchanged.
 template <class L, int NR, int NT>
-void tile(const MatArgs& a, int64_t r0, int64_t t0) {
-  const int64_t n = a.w.n_cols;
+void tile(const MatArgs& a, int64_t r0, int64_t t0, int64_t c0, int64_t c1, float* part, bool first, bool last) {
   __m512 acc[NR][NT];
   for (int r = 0; r < NR; ++r)
-    for (int t = 0; t < NT; ++t) acc[r][t] = _mm512_setzero_ps();
+    for (int t = 0; t < NT; ++t) acc[r][t] = first ? _mm512_setzero_ps() : _mm512_load_ps(part + 16 * (r * NT + t));
   const uint8_t* rows[NR];
   for (int r = 0; r < NR; ++r) rows[r] = a.w.data + (r0 + r) * a.w.row_bytes;
   const float* xs[NT];
   for (int t = 0; t < NT; ++t) xs[t] = a.x + (t0 + t) * a.ldx;
-  int64_t i = 0;
+  int64_t i = c0;
   // Prefetch one tile ahead (rows r0+NR.., same columns): a linear walk NR rows ahead of the loads
   // (see matmul_q_avx512.cpp); one prefetch per cache line.
   const int64_t pf_ahead = NR * static_cast<int64_t>(a.w.row_bytes);
-  for (; i + 16 <= n; i += 16) {
+  for (; i + 16 <= c1; i += 16) {
     __m512 wv[NR];
     if ((i * L::kBytes) % 64 == 0)
       for (int r = 0; r < NR; ++r) _mm_prefetch(reinterpret_cast<const char*>(rows[r] + i * L::kBytes + pf_ahead), _MM_HINT_T0);
@@ -57,8 +61,8 @@ void tile(const MatArgs& a, int64_t r0, int64_t t0) {
       for (int r = 0; r < NR; ++r) acc[r][t] = _mm512_fmadd_ps(wv[r], xv, acc[r][t]);
     }
   }
-  if (i < n) {
-    const __mmask16 m = static_cast<__mmask16>((1u << (n - i)) - 1);
+  if (i < c1) {
+    const __mmask16 m = static_cast<__mmask16>((1u << (c1 - i)) - 1);
     __m512 wv[NR];
     for (int r = 0; r < NR; ++r) wv[r] = L::load_mask(rows[r], i, m);
     for (int t = 0; t < NT; ++t) {
@@ -66,23 +70,44 @@ void tile(const MatArgs& a, int64_t r0, int64_t t0) {
       for (int r = 0; r < NR; ++r) acc[r][t] = _mm512_fmadd_ps(wv[r], xv, acc[r][t]);
     }
   }
+  if (!last) {
+    for (int r = 0; r < NR; ++r)
+      for (int t = 0; t < NT; ++t) _mm512_store_ps(part + 16 * (r * NT + t), acc[r][t]);
+    return;
+  }
   for (int t = 0; t < NT; ++t)
     for (int r = 0; r < NR; ++r) a.y[(t0 + t) * a.ldy + r0 + r] = hsum512(acc[r][t]);
 }
 
 // Tiles of 4 rows x 6 tokens (24 accumulators). Token strips outside, row strips inside: the
-// strip's activations stay in L1 while the rectangle's weight rows stream past.
+// strip's activations stay in L1 while the rectangle's weight rows stream past. F32 rows longer than
+// 1.5 column blocks are cut into blocks so that the strip's activations (6 x 512 floats, 12 KiB)
+// still fit in L1 beside the weights (F32 prefill at 1536 columns, 1 thread: 131-133 -> 148-150
+// GFLOP/s; F16 / BF16, half the weight bytes, showed no gain and are not cut).
+constexpr int64_t kColBlock = 512;
+
 template <class L>
 void rect(const MatArgs& a, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
+  const int64_t n = a.w.n_cols;
   const int64_t r_full = r0 + (r1 - r0) / 4 * 4;
+  const int64_t n_cb = L::kBytes < 4 || 2 * n <= 3 * kColBlock ? 1 : (n + kColBlock - 1) / kColBlock;
+  // [r1 - r0 rows][6 tokens][16 lanes]: the strip's accumulators between column blocks.
+  float* part = n_cb > 1 ? reinterpret_cast<float*>(kernel_scratch(static_cast<size_t>(r1 - r0) * 6 * 16 * sizeof(float)))
+                         : nullptr;
   int64_t t = t0;
-  for (; t + 6 <= t1; t += 6) {
-    for (int64_t r = r0; r < r_full; r += 4) tile<L, 4, 6>(a, r, t);
-    for (int64_t r = r_full; r < r1; ++r) tile<L, 1, 6>(a, r, t);
-  }
+  for (; t + 6 <= t1; t += 6)
+    for (int64_t cb = 0; cb < n_cb; ++cb) {
+      const int64_t c0 = cb * kColBlock, c1 = n_cb == 1 ? n : std::min(n, c0 + kColBlock);
+      const bool first = cb == 0, last = cb + 1 == n_cb;
+      for (int64_t r = r0; r < r1; r += r < r_full ? 4 : 1) {
+        float* p = part ? part + (r - r0) * 6 * 16 : nullptr;
+        if (r < r_full) tile<L, 4, 6>(a, r, t, c0, c1, p, first, last);
+        else tile<L, 1, 6>(a, r, t, c0, c1, p, first, last);
+      }
+    }
   for (; t < t1; ++t) {
-    for (int64_t r = r0; r < r_full; r += 4) tile<L, 4, 1>(a, r, t);
-    for (int64_t r = r_full; r < r1; ++r) tile<L, 1, 1>(a, r, t);
+    for (int64_t r = r0; r < r_full; r += 4) tile<L, 4, 1>(a, r, t, 0, n, nullptr, true, true);
+    for (int64_t r = r_full; r < r1; ++r) tile<L, 1, 1>(a, r, t, 0, n, nullptr, true, true);
   }
 }
 

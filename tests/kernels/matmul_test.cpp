@@ -82,13 +82,14 @@ TEST_P(MatmulTypes, BitIdenticalAcrossTokenCountsAndThreads) {
 }
 
 // Float weights take any column count; the SIMD kernels walk a row in 8- or 16-column steps, so these
-// counts leave a partial last step (one of them only a partial step) at every position modulo 64.
-// Each output must match the reference and be bit-identical for any token count and thread count.
+// counts leave a partial last step (one of them only a partial step) at every position modulo 64;
+// 800 and 1100 also cut multi-token F32 tiles into 512-column blocks (decode is never cut). Each output
+// must match the reference and be bit-identical for any token count and thread count.
 TEST(MatmulFloat, PartialStepsMatchReferenceAndAreBitIdentical) {
   LevelGuard guard;
   ThreadPool pool1(1), pool2(2);
   for (DType type : {DType::F32, DType::F16, DType::BF16}) {
-    for (int64_t n_cols : {7, 50, 93, 301, 317}) {
+    for (int64_t n_cols : {7, 50, 93, 301, 317, 800, 1100}) {
       const int64_t n_rows = 11, n_max = 13;
       RandomWeights w(type, n_rows, n_cols, 31 + static_cast<uint32_t>(n_cols));
       const auto x = random_activations(n_max * n_cols, 17);
