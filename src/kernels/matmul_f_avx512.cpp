@@ -36,10 +36,11 @@ struct LBF16 {
 };
 
 // Columns [c0, c1) of an NR x NT tile (c0 a multiple of 16). The 16-lane accumulators start from
-// part (when not the first column block) and go back to it (when not the last), so cutting the
+// part unless c0 is the row's start, and go back to it unless c1 is the row's end, so cutting the
 // columns into blocks leaves every lane's fma sequence, and so the result, unchanged.
 template <class L, int NR, int NT>
-void tile(const MatArgs& a, int64_t r0, int64_t t0, int64_t c0, int64_t c1, float* part, bool first, bool last) {
+void tile(const MatArgs& a, int64_t r0, int64_t t0, int64_t c0, int64_t c1, float* part) {
+  const bool first = c0 == 0, last = c1 == a.w.n_cols;
   __m512 acc[NR][NT];
   for (int r = 0; r < NR; ++r)
     for (int t = 0; t < NT; ++t) acc[r][t] = first ? _mm512_setzero_ps() : _mm512_load_ps(part + 16 * (r * NT + t));
@@ -82,7 +83,7 @@ void tile(const MatArgs& a, int64_t r0, int64_t t0, int64_t c0, int64_t c1, floa
 // Tiles of 4 rows x 6 tokens (24 accumulators). Token strips outside, row strips inside: the
 // strip's activations stay in L1 while the rectangle's weight rows stream past. F32 rows longer than
 // 1.5 column blocks are cut into blocks so that the strip's activations (6 x 512 floats, 12 KiB)
-// still fit in L1 beside the weights (F32 prefill at 1536 columns, 1 thread: 131-133 -> 148-150
+// still fit in L1 beside the weights (F32 prefill at 1536 columns, 1 thread: 90-124 -> 122-149
 // GFLOP/s; F16 / BF16, half the weight bytes, showed no gain and are not cut).
 constexpr int64_t kColBlock = 512;
 
@@ -94,20 +95,17 @@ void rect(const MatArgs& a, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
   // [r1 - r0 rows][6 tokens][16 lanes]: the strip's accumulators between column blocks.
   float* part = n_cb > 1 ? reinterpret_cast<float*>(kernel_scratch(static_cast<size_t>(r1 - r0) * 6 * 16 * sizeof(float)))
                          : nullptr;
+  auto part_at = [&](int64_t r) { return part ? part + (r - r0) * 6 * 16 : nullptr; };
   int64_t t = t0;
   for (; t + 6 <= t1; t += 6)
     for (int64_t cb = 0; cb < n_cb; ++cb) {
       const int64_t c0 = cb * kColBlock, c1 = n_cb == 1 ? n : std::min(n, c0 + kColBlock);
-      const bool first = cb == 0, last = cb + 1 == n_cb;
-      for (int64_t r = r0; r < r1; r += r < r_full ? 4 : 1) {
-        float* p = part ? part + (r - r0) * 6 * 16 : nullptr;
-        if (r < r_full) tile<L, 4, 6>(a, r, t, c0, c1, p, first, last);
-        else tile<L, 1, 6>(a, r, t, c0, c1, p, first, last);
-      }
+      for (int64_t r = r0; r < r_full; r += 4) tile<L, 4, 6>(a, r, t, c0, c1, part_at(r));
+      for (int64_t r = r_full; r < r1; ++r) tile<L, 1, 6>(a, r, t, c0, c1, part_at(r));
     }
   for (; t < t1; ++t) {
-    for (int64_t r = r0; r < r_full; r += 4) tile<L, 4, 1>(a, r, t, 0, n, nullptr, true, true);
-    for (int64_t r = r_full; r < r1; ++r) tile<L, 1, 1>(a, r, t, 0, n, nullptr, true, true);
+    for (int64_t r = r0; r < r_full; r += 4) tile<L, 4, 1>(a, r, t, 0, n, nullptr);
+    for (int64_t r = r_full; r < r1; ++r) tile<L, 1, 1>(a, r, t, 0, n, nullptr);
   }
 }
 
