@@ -1,6 +1,9 @@
 // kernels/matmul_f_avx512.cpp — F32 / F16 / BF16 weight matmul with AVX-512 FMA (weights widened
-// to f32 in registers, activations used as f32), and the KV-row dot/axpy of attention. Tiles of NR
-// rows x NT tokens run the same per-accumulator sequence as 1 x 1 (determinism contract).
+// to f32 in registers), and the KV-row dot/axpy of attention. Tiles of NR rows x NT tokens run the
+// same per-accumulator sequence as 1 x 1 (determinism contract). Activations are read as f32,
+// except for F16 weights: there they come in the F16 layout of xquant.h (per-token scaled fp16,
+// one rounding per element, as llama.cpp rounds them for F16 weights), which halves the bytes the
+// tile loads per step; each output is then multiplied by its token's exact power-of-two factor.
 #include "kernels/kernels_internal.h"
 #include "kernels/simd_avx512.h"
 #include "tensor/quant_blocks.h"
@@ -35,10 +38,28 @@ struct LBF16 {
   static __m512 load_mask(const uint8_t* row, int64_t i, __mmask16 m) { return widen(_mm256_maskz_loadu_epi16(m, row + 2 * i)); }
 };
 
+// Activation rows as the tiles read them: f32 rows of a.x, or the scaled fp16 rows of a.xq.
+struct X32 {
+  using Row = const float*;
+  static constexpr bool kScaled = false;
+  static Row row(const MatArgs& a, int64_t t) { return a.x + t * a.ldx; }
+  static __m512 load(Row r, int64_t i) { return _mm512_loadu_ps(r + i); }
+  static __m512 load_mask(Row r, int64_t i, __mmask16 m) { return _mm512_maskz_loadu_ps(m, r + i); }
+  static float scale(const MatArgs&, int64_t) { return 1.0f; }
+};
+struct X16 {
+  using Row = const uint16_t*;
+  static constexpr bool kScaled = true;
+  static Row row(const MatArgs& a, int64_t t) { return a.xq->h16(t); }
+  static __m512 load(Row r, int64_t i) { return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(r + i))); }
+  static __m512 load_mask(Row r, int64_t i, __mmask16 m) { return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, r + i)); }
+  static float scale(const MatArgs& a, int64_t t) { return a.xq->xscale(t); }
+};
+
 // Columns [c0, c1) of an NR x NT tile (c0 a multiple of 16). The 16-lane accumulators start from
 // part unless c0 is the row's start, and go back to it unless c1 is the row's end, so cutting the
 // columns into blocks leaves every lane's fma sequence, and so the result, unchanged.
-template <class L, int NR, int NT>
+template <class L, class X, int NR, int NT>
 void tile(const MatArgs& a, int64_t r0, int64_t t0, int64_t c0, int64_t c1, float* part) {
   const bool first = c0 == 0, last = c1 == a.w.n_cols;
   __m512 acc[NR][NT];
@@ -46,8 +67,8 @@ void tile(const MatArgs& a, int64_t r0, int64_t t0, int64_t c0, int64_t c1, floa
     for (int t = 0; t < NT; ++t) acc[r][t] = first ? _mm512_setzero_ps() : _mm512_load_ps(part + 16 * (r * NT + t));
   const uint8_t* rows[NR];
   for (int r = 0; r < NR; ++r) rows[r] = a.w.data + (r0 + r) * a.w.row_bytes;
-  const float* xs[NT];
-  for (int t = 0; t < NT; ++t) xs[t] = a.x + (t0 + t) * a.ldx;
+  typename X::Row xs[NT];
+  for (int t = 0; t < NT; ++t) xs[t] = X::row(a, t0 + t);
   int64_t i = c0;
   // Prefetch one tile ahead (rows r0+NR.., same columns): a linear walk NR rows ahead of the loads
   // (see matmul_q_avx512.cpp); one prefetch per cache line.
@@ -58,7 +79,7 @@ void tile(const MatArgs& a, int64_t r0, int64_t t0, int64_t c0, int64_t c1, floa
       for (int r = 0; r < NR; ++r) _mm_prefetch(reinterpret_cast<const char*>(rows[r] + i * L::kBytes + pf_ahead), _MM_HINT_T0);
     for (int r = 0; r < NR; ++r) wv[r] = L::load(rows[r], i);
     for (int t = 0; t < NT; ++t) {
-      const __m512 xv = _mm512_loadu_ps(xs[t] + i);
+      const __m512 xv = X::load(xs[t], i);
       for (int r = 0; r < NR; ++r) acc[r][t] = _mm512_fmadd_ps(wv[r], xv, acc[r][t]);
     }
   }
@@ -67,7 +88,7 @@ void tile(const MatArgs& a, int64_t r0, int64_t t0, int64_t c0, int64_t c1, floa
     __m512 wv[NR];
     for (int r = 0; r < NR; ++r) wv[r] = L::load_mask(rows[r], i, m);
     for (int t = 0; t < NT; ++t) {
-      const __m512 xv = _mm512_maskz_loadu_ps(m, xs[t] + i);
+      const __m512 xv = X::load_mask(xs[t], i, m);
       for (int r = 0; r < NR; ++r) acc[r][t] = _mm512_fmadd_ps(wv[r], xv, acc[r][t]);
     }
   }
@@ -76,8 +97,15 @@ void tile(const MatArgs& a, int64_t r0, int64_t t0, int64_t c0, int64_t c1, floa
       for (int t = 0; t < NT; ++t) _mm512_store_ps(part + 16 * (r * NT + t), acc[r][t]);
     return;
   }
-  for (int t = 0; t < NT; ++t)
-    for (int r = 0; r < NR; ++r) a.y[(t0 + t) * a.ldy + r0 + r] = hsum512(acc[r][t]);
+  for (int t = 0; t < NT; ++t) {
+    float* y = a.y + (t0 + t) * a.ldy + r0;
+    if constexpr (X::kScaled) {
+      const float sc = X::scale(a, t0 + t);  // a power of two: exact
+      for (int r = 0; r < NR; ++r) y[r] = hsum512(acc[r][t]) * sc;
+    } else {
+      for (int r = 0; r < NR; ++r) y[r] = hsum512(acc[r][t]);
+    }
+  }
 }
 
 // Tiles of 4 rows x 6 tokens (24 accumulators). Token strips outside, row strips inside: the
@@ -87,11 +115,11 @@ void tile(const MatArgs& a, int64_t r0, int64_t t0, int64_t c0, int64_t c1, floa
 // GFLOP/s; F16 / BF16, half the weight bytes, showed no gain and are not cut).
 constexpr int64_t kColBlock = 512;
 
-template <class L>
+template <class L, class X>
 void rect(const MatArgs& a, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
   const int64_t n = a.w.n_cols;
   const int64_t r_full = r0 + (r1 - r0) / 4 * 4;
-  const int64_t n_cb = L::kBytes < 4 || 2 * n <= 3 * kColBlock ? 1 : (n + kColBlock - 1) / kColBlock;
+  const int64_t n_cb = L::kBytes < 4 || X::kScaled || 2 * n <= 3 * kColBlock ? 1 : (n + kColBlock - 1) / kColBlock;
   // [r1 - r0 rows][6 tokens][16 lanes]: the strip's accumulators between column blocks.
   float* part = n_cb > 1 ? reinterpret_cast<float*>(kernel_scratch(static_cast<size_t>(r1 - r0) * 6 * 16 * sizeof(float)))
                          : nullptr;
@@ -100,12 +128,12 @@ void rect(const MatArgs& a, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
   for (; t + 6 <= t1; t += 6)
     for (int64_t cb = 0; cb < n_cb; ++cb) {
       const int64_t c0 = cb * kColBlock, c1 = n_cb == 1 ? n : std::min(n, c0 + kColBlock);
-      for (int64_t r = r0; r < r_full; r += 4) tile<L, 4, 6>(a, r, t, c0, c1, part_at(r));
-      for (int64_t r = r_full; r < r1; ++r) tile<L, 1, 6>(a, r, t, c0, c1, part_at(r));
+      for (int64_t r = r0; r < r_full; r += 4) tile<L, X, 4, 6>(a, r, t, c0, c1, part_at(r));
+      for (int64_t r = r_full; r < r1; ++r) tile<L, X, 1, 6>(a, r, t, c0, c1, part_at(r));
     }
   for (; t < t1; ++t) {
-    for (int64_t r = r0; r < r_full; r += 4) tile<L, 4, 1>(a, r, t, 0, n, nullptr);
-    for (int64_t r = r_full; r < r1; ++r) tile<L, 1, 1>(a, r, t, 0, n, nullptr);
+    for (int64_t r = r0; r < r_full; r += 4) tile<L, X, 4, 1>(a, r, t, 0, n, nullptr);
+    for (int64_t r = r_full; r < r1; ++r) tile<L, X, 1, 1>(a, r, t, 0, n, nullptr);
   }
 }
 
@@ -163,8 +191,8 @@ void kv_axpy(DType type, const uint8_t* row, float p, float* out, int n) {
 }  // namespace
 
 const MatmulKernel* matmul_kernel_f_avx512(DType type) {
-  static const MatmulKernel f32{false, 0, XLayout::Natural, rect<LF32>}, f16{false, 0, XLayout::Natural, rect<LF16>},
-      bf16{false, 0, XLayout::Natural, rect<LBF16>};
+  static const MatmulKernel f32{false, 0, XLayout::Natural, rect<LF32, X32>}, f16{true, 0, XLayout::F16, rect<LF16, X16>},
+      bf16{false, 0, XLayout::Natural, rect<LBF16, X32>};
   switch (type) {
     case DType::F32: return &f32;
     case DType::F16: return &f16;

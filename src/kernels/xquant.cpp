@@ -1,5 +1,6 @@
 #include "kernels/xquant.h"
 
+#include "core/check.h"
 #include "kernels/cpu_features.h"
 
 #include <cmath>
@@ -66,6 +67,11 @@ void quantize_one_portable(const float* x, int64_t n, int offset, const XQuant& 
 }
 
 void quantize_one(const float* x, int64_t n, int offset, const XQuant& xq, int64_t t) {
+  if (xq.layout == XLayout::F16) {
+    NT_CHECK(simd_level() == SimdLevel::Avx512);  // only the AVX-512 F16 kernel uses this layout
+    convert_row_f16_avx512(x, n, xq, t);
+    return;
+  }
   if (xq.layout != XLayout::Natural && simd_level() == SimdLevel::Avx512) quantize_row_quad_avx512(x, n, offset, xq, t);
   else quantize_one_portable(x, n, offset, xq, t);
 }
@@ -76,7 +82,8 @@ void quantize_x(const float* x, int64_t ldx, int64_t n, int64_t n_tokens, int of
                 ThreadPool& pool) {
   xq.n = n;
   xq.npad = (n + 255) / 256 * 256;
-  xq.stride = 2 * xq.npad + xq.npad / 2 + xq.npad / 8;  // qs, ls (int32 per 4), dx, g32, g16, lb
+  xq.stride = layout == XLayout::F16 ? 2 * xq.npad + 64                // fp16 row, xscale
+                                     : 2 * xq.npad + xq.npad / 2 + xq.npad / 8;  // qs, ls (int32 per 4), dx, g32, g16, lb
   xq.offset = offset;
   xq.layout = layout;
   const size_t need = static_cast<size_t>(xq.stride * n_tokens) + 64;

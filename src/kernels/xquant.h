@@ -26,7 +26,13 @@ namespace nt::detail {
 //   Halves:  elements 0-15 of b0..b3, then elements 16-31 of b0..b3: lane j of either half is in
 //            block j / 4 (types with scales per 32; their weights decode to this order cheaply).
 // ls holds, per lane, -offset * the sum of that lane's 8 bytes over both halves (non-Natural).
-enum class XLayout { Natural = 0, Quad = 1, Halves = 2 };
+//   F16:     not integers: fp16 (x * 2^e) [npad] (round to nearest even), then the float 2^-e
+//            (xscale). e is chosen per token from its largest |x| (that times 2^e in [2^14, 2^15),
+//            e = 0 for an all-zero or non-finite row), so no element overflows fp16; the scaling
+//            itself is exact, so each element carries one fp16 rounding: relative error <= 2^-11,
+//            or absolute <= 2^-40 * max|x| for elements below 2^-28 * max|x| (fp16 subnormals).
+//            For the F16-weight kernels: 16 elements per 256-bit load instead of a 512-bit one.
+enum class XLayout { Natural = 0, Quad = 1, Halves = 2, F16 = 3 };
 
 struct XQuant {
   int64_t n = 0, npad = 0, stride = 0;  // stride: bytes per token
@@ -40,6 +46,9 @@ struct XQuant {
   const float* g32(int64_t t) const { return dx(t) + npad / 32; }
   const float* g16(int64_t t) const { return dx(t) + npad / 16; }
   const int32_t* lb(int64_t t) const { return reinterpret_cast<const int32_t*>(g16(t) + npad / 16); }
+  // F16 layout: the scaled fp16 row and the factor 2^-e that undoes the scale.
+  const uint16_t* h16(int64_t t) const { return reinterpret_cast<const uint16_t*>(buf.data() + t * stride); }
+  float xscale(int64_t t) const { return *dx(t); }
 };
 
 // Quantizes n_tokens rows of x (row stride ldx) into xq (reusing its buffer); parallel over tokens
@@ -50,5 +59,7 @@ void quantize_x(const float* x, int64_t ldx, int64_t n, int64_t n_tokens, int of
 // The AVX-512 version of one token's quantization in the Quad or Halves layout
 // (xquant_avx512.cpp); only called when the CPU has AVX-512.
 void quantize_row_quad_avx512(const float* x, int64_t n, int offset, const XQuant& xq, int64_t t);
+// The same for the F16 layout (also AVX-512: only the AVX-512 F16 kernel asks for it).
+void convert_row_f16_avx512(const float* x, int64_t n, const XQuant& xq, int64_t t);
 
 }  // namespace nt::detail

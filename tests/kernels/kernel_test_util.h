@@ -2,6 +2,7 @@
 // scale fields), SIMD-level iteration, and the per-type error budgets of the fast matmul.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -128,11 +129,40 @@ inline double exact_dot(const float* w, const float* x, int64_t n, double* sum_a
   return s;
 }
 
-// The allowed |fast - ref| for one output (row w_row, token x) of a weight type.
-inline double matmul_budget(DType type, const float* w_row, const float* x, int64_t n) {
-  double sum_abs = 0;
-  for (int64_t i = 0; i < n; ++i) sum_abs += std::fabs(static_cast<double>(w_row[i]) * x[i]);
+// F16 weights at the AVX-512 level read activations rounded to fp16 after a per-token
+// power-of-two scale (xquant.h, XLayout::F16): relative error <= 2^-11 per element, or absolute
+// <= 2^-40 * max|x| below the fp16 normal range.
+constexpr double kF16ActRel = 1.0 / 2048.0;
+constexpr double kF16ActAbs = 1.0 / 1099511627776.0;  // 2^-40
+inline bool f16_activations(DType type, SimdLevel level) { return type == DType::F16 && level == SimdLevel::Avx512; }
+// Those activations exactly as the kernels document them: e = min(15 - E, 140) for max|x| =
+// m * 2^E (m in [0.5, 1)), round-to-nearest-even fp16 of x * 2^e, times 2^-e.
+inline std::vector<float> f16_activations_of(const float* x, int64_t n) {
+  float amax = 0;
+  for (int64_t i = 0; i < n; ++i) amax = std::fmax(amax, std::fabs(x[i]));
+  int e = 0;
+  if (amax > 0 && std::isfinite(amax)) {
+    int ex = 0;
+    (void)std::frexp(amax, &ex);
+    e = std::min(15 - ex, 140);
+  }
+  std::vector<float> out(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i)
+    out[static_cast<size_t>(i)] = std::ldexp(fp16_to_fp32(fp32_to_fp16(std::ldexp(x[i], e))), -e);
+  return out;
+}
+
+// The allowed |fast - ref| for one output (row w_row, token x) of a weight type at a SIMD level.
+inline double matmul_budget(DType type, const float* w_row, const float* x, int64_t n,
+                            SimdLevel level = SimdLevel::Scalar) {
+  double sum_abs = 0, w_abs = 0, x_max = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    sum_abs += std::fabs(static_cast<double>(w_row[i]) * x[i]);
+    w_abs += std::fabs(w_row[i]);
+    x_max = std::fmax(x_max, std::fabs(x[i]));
+  }
   double budget = kFloatSumRelPerTerm * static_cast<double>(n) * sum_abs + 1e-30;
+  if (f16_activations(type, level)) budget += kF16ActRel * sum_abs + kF16ActAbs * x_max * w_abs;
   const bool quantized = !(type == DType::F32 || type == DType::F16 || type == DType::BF16);
   if (quantized) {
     double q = 0;

@@ -44,7 +44,17 @@ TEST_P(MatmulTypes, FastMatchesReferenceWithinBudget) {
                           << " fast " << y[t * n_rows + r] << " exact-with-q8-activations " << exact << " err " << e
                           << " float-sum budget " << tight;
         }
-        const double budget = matmul_budget(type, wrow.data(), x.data() + t * n_cols, n_cols);
+        if (f16_activations(type, level)) {  // tight: the documented fp16 activations
+          const auto xh = f16_activations_of(x.data() + t * n_cols, n_cols);
+          double sum_abs = 0;
+          const double exact = exact_dot(wrow.data(), xh.data(), n_cols, &sum_abs);
+          const double tight = kFloatSumRelPerTerm * static_cast<double>(n_cols) * sum_abs + 1e-30;
+          const double e = std::fabs(static_cast<double>(y[t * n_rows + r]) - exact);
+          if (!(e <= tight) && bad++ < 5)
+            ADD_FAILURE() << "F16 at avx512: row " << r << " token " << t << " fast " << y[t * n_rows + r]
+                          << " exact-with-f16-activations " << exact << " err " << e << " float-sum budget " << tight;
+        }
+        const double budget = matmul_budget(type, wrow.data(), x.data() + t * n_cols, n_cols, level);
         const double err = std::fabs(static_cast<double>(y[t * n_rows + r]) - y_ref[t * n_rows + r]);
         if (!(err <= budget) && bad++ < 5)
           ADD_FAILURE() << dtype_name(type) << " at " << simd_level_name(level) << ": row " << r << " token "
@@ -102,7 +112,7 @@ TEST(MatmulFloat, PartialStepsMatchReferenceAndAreBitIdentical) {
         for (int64_t r = 0; r < n_rows; ++r) {
           dequantize_row(type, w.view.data + r * w.view.row_bytes, wrow.data(), n_cols);
           for (int64_t t = 0; t < n_max; ++t) {
-            const double budget = matmul_budget(type, wrow.data(), x.data() + t * n_cols, n_cols);
+            const double budget = matmul_budget(type, wrow.data(), x.data() + t * n_cols, n_cols, level);
             EXPECT_LE(std::fabs(static_cast<double>(base[t * n_rows + r]) - y_ref[t * n_rows + r]), budget)
                 << dtype_name(type) << " at " << simd_level_name(level) << " cols " << n_cols << " row " << r;
           }
@@ -116,6 +126,34 @@ TEST(MatmulFloat, PartialStepsMatchReferenceAndAreBitIdentical) {
                 << dtype_name(type) << " at " << simd_level_name(level) << " cols " << n_cols << " n_tokens "
                 << n_tokens << " threads " << pool->n_threads();
           }
+        }
+      }
+    }
+  }
+}
+
+// F16 weights read fp16 activations with a per-token scale (xquant.h): activation magnitudes far
+// outside the fp16 range (overflow above 65504, subnormal below 6e-5) stay within the budget.
+TEST(MatmulFloat, F16ActivationsKeepTheirRange) {
+  LevelGuard guard;
+  ThreadPool pool(2);
+  const int64_t n_rows = 13, n_cols = 300, n_tokens = 5;
+  RandomWeights w(DType::F16, n_rows, n_cols, 77);
+  std::vector<float> wrow(n_cols);
+  for (float scale : {1e-30f, 1e-9f, 1.0f, 1e5f, 1e30f}) {
+    const auto x = random_activations(n_tokens * n_cols, 5, scale);
+    std::vector<float> y_ref(n_tokens * n_rows);
+    matmul_ref(w.view, x.data(), n_cols, y_ref.data(), n_rows, n_tokens);
+    for (SimdLevel level : supported_levels()) {
+      set_simd_level(level);
+      std::vector<float> y(n_tokens * n_rows);
+      matmul(w.view, x.data(), n_cols, y.data(), n_rows, n_tokens, pool);
+      for (int64_t r = 0; r < n_rows; ++r) {
+        dequantize_row(DType::F16, w.view.data + r * w.view.row_bytes, wrow.data(), n_cols);
+        for (int64_t t = 0; t < n_tokens; ++t) {
+          const double budget = matmul_budget(DType::F16, wrow.data(), x.data() + t * n_cols, n_cols, level);
+          EXPECT_LE(std::fabs(static_cast<double>(y[t * n_rows + r]) - y_ref[t * n_rows + r]), budget)
+              << "scale " << scale << " at " << simd_level_name(level) << " row " << r << " token " << t;
         }
       }
     }
