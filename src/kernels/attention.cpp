@@ -123,21 +123,40 @@ void attention(const float* q, int n_head, int n_head_kv, int head_dim, int head
   const detail::AttnRowKernels fast =
       level == SimdLevel::Avx512 ? detail::attn_row_kernels_avx512(head_dim, k_type, v_type) : detail::AttnRowKernels{};
   const int group = n_head / n_head_kv;
+  constexpr int kMaxRun = 4;  // query heads of one KV head served by one weighted pass
   thread_local std::vector<float> scores;
-  if (scores.size() < static_cast<size_t>(n_kv)) scores.resize(static_cast<size_t>(n_kv));
+  if (scores.size() < static_cast<size_t>(n_kv) * kMaxRun) scores.resize(static_cast<size_t>(n_kv) * kMaxRun);
+  if (fast.scores && fast.weighted && n_kv > 0) {  // the same sequence per element, whole head in registers
+    for (int h = head_begin; h < head_end;) {
+      const int kvh = h / group;
+      int n_run = 1;
+      while (n_run < kMaxRun && h + n_run < head_end && (h + n_run) / group == kvh) ++n_run;
+      const size_t k_off = dtype_row_bytes(k_type, static_cast<uint64_t>(kvh) * head_dim);
+      const size_t v_off = dtype_row_bytes(v_type, static_cast<uint64_t>(kvh) * head_dim);
+      const float* p[kMaxRun];
+      float* o[kMaxRun];
+      float inv[kMaxRun];
+      for (int g = 0; g < n_run; ++g) {
+        float* sc = scores.data() + static_cast<size_t>(g) * n_kv;
+        const float mx = fast.scores(spans, n_spans, n_kv, k_row_bytes, k_off, q + static_cast<int64_t>(h + g) * head_dim,
+                                     scale, sc);
+        inv[g] = 1.0f / detail::exp_sum(sc, n_kv, mx);
+        p[g] = sc;
+        o[g] = out + static_cast<int64_t>(h + g) * head_dim;
+      }
+      fast.weighted(spans, n_spans, n_kv, v_row_bytes, v_off, p, n_run, o);
+      for (int g = 0; g < n_run; ++g)
+        for (int i = 0; i < head_dim; ++i) o[g][i] *= inv[g];
+      h += n_run;
+    }
+    return;
+  }
   for (int h = head_begin; h < head_end; ++h) {
     const int kvh = h / group;
     const size_t k_off = dtype_row_bytes(k_type, static_cast<uint64_t>(kvh) * head_dim);
     const size_t v_off = dtype_row_bytes(v_type, static_cast<uint64_t>(kvh) * head_dim);
     const float* qh = q + static_cast<int64_t>(h) * head_dim;
     float* o = out + static_cast<int64_t>(h) * head_dim;
-    if (fast.scores && fast.weighted && n_kv > 0) {  // the same sequence per element, whole head in registers
-      const float mx = fast.scores(spans, n_spans, n_kv, k_row_bytes, k_off, qh, scale, scores.data());
-      const float inv = 1.0f / detail::exp_sum(scores.data(), n_kv, mx);
-      fast.weighted(spans, n_spans, n_kv, v_row_bytes, v_off, scores.data(), o);
-      for (int i = 0; i < head_dim; ++i) o[i] *= inv;
-      continue;
-    }
     float mx = -INFINITY;
     for_each_pos(spans, n_spans, n_kv, k_row_bytes, v_row_bytes, [&](int32_t pos, const uint8_t* k, const uint8_t*) {
       const float s = ops.dot(k_type, k + k_off, qh, head_dim) * scale;

@@ -1,9 +1,11 @@
-// kernels/attention_avx512.cpp — the two row passes of attention for one query head with AVX-512,
+// kernels/attention_avx512.cpp — the two row passes of attention for query heads with AVX-512,
 // K/V rows in F32 or F16 and head_dim = 16 * NV: scores (one dot product per cached position) and
 // the weighted sum of V rows, with the whole head_dim of the output held in NV registers across
 // positions (no load/store of the output per position). Per element they run exactly the
 // sequence of kv_dot / kv_axpy (16-lane FMA in dimension order + hsum512; output FMAs in position
-// order from zero), so results are bit-identical to the row-op path.
+// order from zero), so results are bit-identical to the row-op path. Scores reduce 16 positions'
+// sums together (same pairings as hsum512); the weighted pass serves the query heads of one KV head
+// together (one V load for all).
 #include "kernels/kernels_internal.h"
 #include "kernels/simd_avx512.h"
 
@@ -28,21 +30,70 @@ inline void for_each_row(const KvSpan* spans, int n_spans, int32_t n_kv, size_t 
   }
 }
 
+// The horizontal sums of 16 accumulators at once: out lane p = hsum512(a[p]), bit for bit. Each
+// add pairs the same two values hsum512 pairs (lane i with i + 8, then i + 4, i + 2, i + 1), only
+// 16 sums share every shuffle and add (46 instructions instead of 16 x 7).
+inline __m512 hsum512_x16(const __m512 (&a)[16]) {
+  __m512 x[8], y[4], z[2];
+  for (int k = 0; k < 8; ++k)  // lanes 0-7: a[2k] lo256 + hi256; lanes 8-15: a[2k + 1]
+    x[k] = _mm512_add_ps(_mm512_shuffle_f32x4(a[2 * k], a[2 * k + 1], _MM_SHUFFLE(1, 0, 1, 0)),
+                         _mm512_shuffle_f32x4(a[2 * k], a[2 * k + 1], _MM_SHUFFLE(3, 2, 3, 2)));
+  for (int k = 0; k < 4; ++k)  // 128-bit lane m: a[4k + m] lo128 + hi128 of those
+    y[k] = _mm512_add_ps(_mm512_shuffle_f32x4(x[2 * k], x[2 * k + 1], _MM_SHUFFLE(2, 0, 2, 0)),
+                         _mm512_shuffle_f32x4(x[2 * k], x[2 * k + 1], _MM_SHUFFLE(3, 1, 3, 1)));
+  for (int k = 0; k < 2; ++k) {  // 128-bit lane m: [b0 + b2, b1 + b3] of a[8k + m], then of a[8k + 4 + m]
+    const __m512d lo = _mm512_unpacklo_pd(_mm512_castps_pd(y[2 * k]), _mm512_castps_pd(y[2 * k + 1]));
+    const __m512d hi = _mm512_unpackhi_pd(_mm512_castps_pd(y[2 * k]), _mm512_castps_pd(y[2 * k + 1]));
+    z[k] = _mm512_add_ps(_mm512_castpd_ps(lo), _mm512_castpd_ps(hi));
+  }
+  // 128-bit lane m: [c0 + c1] of a[m], a[4 + m], a[8 + m], a[12 + m]; then lane 4m + j -> lane 4j + m.
+  const __m512 w = _mm512_add_ps(_mm512_shuffle_ps(z[0], z[1], _MM_SHUFFLE(2, 0, 2, 0)),
+                                 _mm512_shuffle_ps(z[0], z[1], _MM_SHUFFLE(3, 1, 3, 1)));
+  return _mm512_permutexvar_ps(_mm512_set_epi32(15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0), w);
+}
+
 // scores[pos] = dot(q, K[pos]) * scale for the first n_kv positions; returns their maximum.
+// Positions go 16 at a time (their sums reduced together) while q fits beside 16 accumulators.
 template <int NV, bool kF16>
 float scores_rows(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_bytes, size_t off, const float* q,
                   float scale, float* scores) {
   __m512 qv[NV];
   for (int j = 0; j < NV; ++j) qv[j] = _mm512_loadu_ps(q + 16 * j);
   float mx = -__builtin_inff();
-  for_each_row<false>(spans, n_spans, n_kv, row_bytes, off, [&](int32_t pos, const uint8_t* row) {
+  __m512 mxv = _mm512_set1_ps(-__builtin_inff());
+  const uint8_t* blk[16];
+  int n_blk = 0;
+  int32_t blk_pos = 0;  // position of blk[0]
+  auto one = [&](int32_t pos, const uint8_t* row) {
     __m512 acc = _mm512_setzero_ps();
     for (int j = 0; j < NV; ++j) acc = _mm512_fmadd_ps(load16<kF16>(row, 16 * j), qv[j], acc);
     const float sc = hsum512(acc) * scale;
     scores[pos] = sc;
     mx = sc > mx ? sc : mx;
+  };
+  for_each_row<false>(spans, n_spans, n_kv, row_bytes, off, [&](int32_t pos, const uint8_t* row) {
+    if constexpr (NV > 8) {
+      one(pos, row);
+    } else {
+      if (n_blk == 0) blk_pos = pos;
+      blk[n_blk++] = row;
+      if (n_blk < 16) return;
+      n_blk = 0;
+      __m512 acc[16];
+      for (int p = 0; p < 16; ++p) acc[p] = _mm512_setzero_ps();
+#pragma GCC unroll 16
+      for (int p = 0; p < 16; ++p) {  // row by row: one pointer live at a time
+        const uint8_t* row = blk[p];
+        for (int j = 0; j < NV; ++j) acc[p] = _mm512_fmadd_ps(load16<kF16>(row, 16 * j), qv[j], acc[p]);
+      }
+      const __m512 sc = _mm512_mul_ps(hsum512_x16(acc), _mm512_set1_ps(scale));
+      _mm512_storeu_ps(scores + blk_pos, sc);
+      mxv = _mm512_max_ps(sc, mxv);  // a NaN score lane keeps mxv, as `sc > mx` skips it below
+    }
   });
-  return mx;
+  for (int p = 0; p < n_blk; ++p) one(blk_pos + p, blk[p]);
+  const float mb = _mm512_reduce_max_ps(mxv);
+  return mb > mx ? mb : mx;
 }
 
 // out = sum over the first n_kv positions, in order, of p[pos] * V[pos].
@@ -58,13 +109,42 @@ void weighted_rows(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_by
   for (int j = 0; j < NV; ++j) _mm512_storeu_ps(out + 16 * j, acc[j]);
 }
 
+// The same for n_g query heads sharing one KV head: each V row is loaded and widened once for all
+// of them; per head exactly the sequence of weighted_rows.
+template <int NV, bool kF16, int G>
+void weighted_rows_g(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_bytes, size_t off,
+                     const float* const* p, float* const* out) {
+  __m512 acc[G][NV];
+  for (int g = 0; g < G; ++g)
+    for (int j = 0; j < NV; ++j) acc[g][j] = _mm512_setzero_ps();
+  for_each_row<true>(spans, n_spans, n_kv, row_bytes, off, [&](int32_t pos, const uint8_t* row) {
+    __m512 pv[G];
+    for (int g = 0; g < G; ++g) pv[g] = _mm512_set1_ps(p[g][pos]);
+    for (int j = 0; j < NV; ++j) {
+      const __m512 v = load16<kF16>(row, 16 * j);
+      for (int g = 0; g < G; ++g) acc[g][j] = _mm512_fmadd_ps(pv[g], v, acc[g][j]);
+    }
+  });
+  for (int g = 0; g < G; ++g)
+    for (int j = 0; j < NV; ++j) _mm512_storeu_ps(out[g] + 16 * j, acc[g][j]);
+}
+template <int NV, bool kF16>
+void weighted_group(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_bytes, size_t off,
+                    const float* const* p, int n_g, float* const* out) {
+  // G x NV accumulators beside G broadcasts and a V register.
+  if constexpr (2 * NV <= 24) if (n_g == 2) return weighted_rows_g<NV, kF16, 2>(spans, n_spans, n_kv, row_bytes, off, p, out);
+  if constexpr (3 * NV <= 24) if (n_g == 3) return weighted_rows_g<NV, kF16, 3>(spans, n_spans, n_kv, row_bytes, off, p, out);
+  if constexpr (4 * NV <= 24) if (n_g == 4) return weighted_rows_g<NV, kF16, 4>(spans, n_spans, n_kv, row_bytes, off, p, out);
+  for (int g = 0; g < n_g; ++g) weighted_rows<NV, kF16>(spans, n_spans, n_kv, row_bytes, off, p[g], out[g]);
+}
+
 template <int NV>
 AttnRowKernels kernels_for(DType k_type, DType v_type) {
   AttnRowKernels r;
   if (k_type == DType::F16) r.scores = scores_rows<NV, true>;
   else if (k_type == DType::F32) r.scores = scores_rows<NV, false>;
-  if (v_type == DType::F16) r.weighted = weighted_rows<NV, true>;
-  else if (v_type == DType::F32) r.weighted = weighted_rows<NV, false>;
+  if (v_type == DType::F16) r.weighted = weighted_group<NV, true>;
+  else if (v_type == DType::F32) r.weighted = weighted_group<NV, false>;
   return r;
 }
 

@@ -48,15 +48,15 @@ KvRowOps kv_row_ops_scalar();
 KvRowOps kv_row_ops_avx2();
 KvRowOps kv_row_ops_avx512();
 
-// Whole-head passes of attention (attention_avx512.cpp) for one query head q [head_dim] over the
-// first n_kv positions of the spans, rows `off` bytes into each K / V row: scores (returns their
-// maximum) and out = sum of p[pos] * V[pos]. Bit-identical to the KvRowOps loop. Null where
-// the ISA has no version for that head_dim / row type.
+// Whole-head passes of attention (attention_avx512.cpp) over the first n_kv positions of the
+// spans, rows `off` bytes into each K / V row: scores of one query head q [head_dim] (returns their
+// maximum), and out[g] = sum of p[g][pos] * V[pos] for n_g query heads sharing that KV head.
+// Bit-identical to the KvRowOps loop. Null where the ISA has no version for that head_dim / row type.
 struct AttnRowKernels {
   float (*scores)(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_bytes, size_t off, const float* q,
                   float scale, float* scores) = nullptr;
-  void (*weighted)(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_bytes, size_t off, const float* p,
-                   float* out) = nullptr;
+  void (*weighted)(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_bytes, size_t off,
+                   const float* const* p, int n_g, float* const* out) = nullptr;
 };
 AttnRowKernels attn_row_kernels_avx512(int head_dim, DType k_type, DType v_type);
 

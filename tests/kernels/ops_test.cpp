@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "kernel_test_util.h"
+#include "kernels/kernels_internal.h"
 #include "tensor/quant_blocks.h"
 
 namespace nt::test {
@@ -175,6 +176,79 @@ TEST(Ops, AttentionMatchesReferenceOverSpans) {
         attention(q.data(), n_head, n_head_kv, head_dim, 1, 4, kt, kb, vt, vb, three, 3, n_kv, 0.125f, b.data() );
         for (int i = 0; i < n_head * head_dim; ++i) EXPECT_NEAR(a[i], ref[i], 2e-5 + 1e-4 * std::fabs(ref[i]));
         for (int i = 1 * head_dim; i < 4 * head_dim; ++i) EXPECT_EQ(a[i], b[i]) << "span layout changed bits";
+      }
+    }
+  }
+}
+
+// The AVX-512 score pass reduces 16 positions' sums together: every score must equal, bit for bit,
+// the documented per-position sequence (16-lane fma in dimension order, then hsum512's pairing:
+// lane i + i+8, + i+4, + i+2, + i+1), emulated here in scalar float. Positions in whole blocks of
+// 16 and in the tail, spans of uneven sizes.
+TEST(Ops, AttentionScoresAreTheDocumentedSequence) {
+  if (cpu_max_simd_level() < SimdLevel::Avx512) GTEST_SKIP() << "no AVX-512 on this CPU";
+  for (DType kt : {DType::F32, DType::F16}) {
+    for (int head_dim : {32, 64, 128}) {
+      const int n_pos = 53;
+      const size_t kb = dtype_row_bytes(kt, head_dim);
+      std::vector<uint8_t> K(kb * n_pos);
+      std::vector<float> kf(static_cast<size_t>(n_pos) * head_dim);
+      for (int p = 0; p < n_pos; ++p) {
+        const auto kr = random_activations(head_dim, 300 + p, 0.5f);
+        convert_row_from_f32(kt, kr.data(), K.data() + p * kb, head_dim);
+        convert_row_to_f32(kt, K.data() + p * kb, kf.data() + static_cast<size_t>(p) * head_dim, head_dim);
+      }
+      const auto q = random_activations(head_dim, 8, 0.5f);
+      const float scale = 0.0883883f;
+      KvSpan spans[3] = {{K.data(), nullptr, 7}, {K.data() + 7 * kb, nullptr, 20}, {K.data() + 27 * kb, nullptr, n_pos - 27}};
+      const detail::AttnRowKernels fast = detail::attn_row_kernels_avx512(head_dim, kt, kt);
+      ASSERT_NE(fast.scores, nullptr);
+      std::vector<float> sc(n_pos);
+      const float mx = fast.scores(spans, 3, n_pos, kb, 0, q.data(), scale, sc.data());
+      float want_mx = -INFINITY;
+      for (int p = 0; p < n_pos; ++p) {
+        float acc[16] = {};
+        for (int j = 0; j < head_dim; j += 16)
+          for (int l = 0; l < 16; ++l) acc[l] = std::fmaf(kf[static_cast<size_t>(p) * head_dim + j + l], q[j + l], acc[l]);
+        float a[8], b[4], c[2];
+        for (int i = 0; i < 8; ++i) a[i] = acc[i] + acc[i + 8];
+        for (int i = 0; i < 4; ++i) b[i] = a[i] + a[i + 4];
+        for (int i = 0; i < 2; ++i) c[i] = b[i] + b[i + 2];
+        const float want = (c[0] + c[1]) * scale;
+        EXPECT_EQ(sc[p], want) << dtype_name(kt) << " head_dim " << head_dim << " position " << p;
+        want_mx = std::fmax(want_mx, want);
+      }
+      EXPECT_EQ(mx, want_mx);
+    }
+  }
+}
+
+// Query heads sharing a KV head are served together by the AVX-512 weighted pass: bit-identical to
+// computing each head alone.
+TEST(Ops, AttentionGroupedHeadsMatchSingleHeads) {
+  LevelGuard guard;
+  for (int n_head_kv : {1, 2}) {
+    for (int group : {2, 3, 4, 5}) {
+      const int n_head = n_head_kv * group, head_dim = 64, n_pos = 37;
+      const int row_elems = n_head_kv * head_dim;
+      const size_t rb = dtype_row_bytes(DType::F16, row_elems);
+      std::vector<uint8_t> K(rb * n_pos), V(rb * n_pos);
+      for (int p = 0; p < n_pos; ++p) {
+        convert_row_from_f32(DType::F16, random_activations(row_elems, 500 + p, 0.5f).data(), K.data() + p * rb, row_elems);
+        convert_row_from_f32(DType::F16, random_activations(row_elems, 700 + p).data(), V.data() + p * rb, row_elems);
+      }
+      const auto q = random_activations(n_head * head_dim, 9, 0.5f);
+      KvSpan one{K.data(), V.data(), n_pos};
+      for (SimdLevel level : supported_levels()) {
+        set_simd_level(level);
+        std::vector<float> all(n_head * head_dim), single(n_head * head_dim);
+        attention(q.data(), n_head, n_head_kv, head_dim, 0, n_head, DType::F16, rb, DType::F16, rb, &one, 1, n_pos, 0.125f,
+                  all.data());
+        for (int h = 0; h < n_head; ++h)
+          attention(q.data(), n_head, n_head_kv, head_dim, h, h + 1, DType::F16, rb, DType::F16, rb, &one, 1, n_pos,
+                    0.125f, single.data());
+        EXPECT_EQ(0, std::memcmp(all.data(), single.data(), all.size() * sizeof(float)))
+            << "group " << group << " kv heads " << n_head_kv << " at " << simd_level_name(level);
       }
     }
   }
