@@ -45,7 +45,6 @@ struct X32 {
   static Row row(const MatArgs& a, int64_t t) { return a.x + t * a.ldx; }
   static __m512 load(Row r, int64_t i) { return _mm512_loadu_ps(r + i); }
   static __m512 load_mask(Row r, int64_t i, __mmask16 m) { return _mm512_maskz_loadu_ps(m, r + i); }
-  static float scale(const MatArgs&, int64_t) { return 1.0f; }
 };
 struct X16 {
   using Row = const uint16_t*;
