@@ -81,12 +81,13 @@ struct Gather16 {
 template <int kUnit>
 static inline void load_unit(const uint8_t* u, __m512i& z0, __m512i& z1) {
   z0 = _mm512_loadu_si512(u);
-  // The rest: Q4_1 / Q5_1 with a plain 128 / 256-bit load (streamed decode, 1 thread, 3 interleaved
-  // rounds: Q4_1 17-18.5 -> 22-26 GB/s, Q5_1 the same to +8% at 2 threads); Q4_0's 8 bytes by a
-  // 64-bit load measured 5-10% slower than the masked load, so the others keep it.
+  // The rest: Q4_1 / Q5_1 with a plain 128 / 256-bit load, Q5_0 a masked 256-bit one (streamed
+  // decode, 1 thread, interleaved rounds: Q4_1 17-19 -> 25-26 GB/s, Q5_1 16-21 -> 22, Q5_0 22-23
+  // -> 23.5-24.6); Q4_0's 8 bytes by a 64-bit load measured 5-10% slower, so it keeps the masked one.
   if constexpr (kUnit >= 128) z1 = _mm512_loadu_si512(u + 64);  // a plain load: shared with the decoder's
   else if constexpr (kUnit == 80) z1 = _mm512_zextsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(u + 64)));
   else if constexpr (kUnit == 96) z1 = _mm512_zextsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(u + 64)));
+  else if constexpr (kUnit == 88) z1 = _mm512_zextsi256_si512(_mm256_maskz_loadu_epi8(0xFFFFFFu, u + 64));
   else z1 = _mm512_maskz_loadu_epi8(static_cast<__mmask64>((1ull << (kUnit - 64)) - 1), u + 64);
 }
 // The fifth bits of 4 Q5 blocks (qh words `stride` apart) as byte masks for the two halves.
