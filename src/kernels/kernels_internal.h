@@ -20,6 +20,9 @@ struct MatArgs {
   const XQuant* xq = nullptr;  // quantized activations (quantized weight types)
   float* y = nullptr;
   int64_t ldy = 0;
+  // Unique per matrix per matmul call (never 0): rectangles of the same call may reuse what an
+  // earlier rectangle on the same thread prepared from these weights (the row-lane packs).
+  uint64_t call = 0;
 };
 
 // A matmul kernel of one ISA for one weight type: computes y for rows [r0, r1) and tokens
@@ -38,6 +41,9 @@ const MatmulKernel* matmul_kernel_avx2(DType type);
 const MatmulKernel* matmul_kernel_rl_avx512(DType type);
 // Per-thread scratch of at least `bytes` (64-byte aligned), valid until the thread's next call.
 uint8_t* kernel_scratch(size_t bytes);
+// A second per-thread buffer (64-byte aligned) whose contents persist between calls; *grew is set
+// when it had to be reallocated (its contents are then gone).
+uint8_t* kernel_cache(size_t bytes, bool* grew);
 
 // f32 dot product of a KV row stored as `type` (F32 / F16 / Q8_0) with f32 q, and out += p * row.
 struct KvRowOps {

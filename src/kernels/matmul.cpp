@@ -1,6 +1,7 @@
 // kernels/matmul.cpp — the reference matmul, the scalar level, and the dispatcher that quantizes
 // activations once and splits the output into rectangles (row chunks x token blocks) over the pool.
 #include <algorithm>
+#include <atomic>
 #include <vector>
 
 #include "core/check.h"
@@ -113,6 +114,16 @@ uint8_t* kernel_scratch(size_t bytes) {
   const auto p = reinterpret_cast<uintptr_t>(buf.data());
   return buf.data() + ((64 - p % 64) % 64);
 }
+uint8_t* kernel_cache(size_t bytes, bool* grew) {
+  thread_local std::vector<uint8_t> buf;
+  *grew = buf.size() < bytes + 64;
+  if (*grew) {
+    buf.clear();
+    buf.resize(bytes + 64);
+  }
+  const auto p = reinterpret_cast<uintptr_t>(buf.data());
+  return buf.data() + ((64 - p % 64) % 64);
+}
 }  // namespace detail
 
 void matmul(const MatView& w, const float* x, int64_t ldx, float* y, int64_t ldy, int64_t n_tokens,
@@ -143,6 +154,8 @@ void matmul_multi(const MatmulOut* outs, int n_outs, const float* x, int64_t ldx
       continue;
     }
     plans[i] = make_plan(k, w, x, ldx, outs[i].y, outs[i].ldy, n_tokens, pool.n_threads(), n_outs);
+    static std::atomic<uint64_t> next_call{1};
+    plans[i].a.call = next_call.fetch_add(1, std::memory_order_relaxed);
     if (k->quantized_x) {
       int j = 0;
       while (j < n_xq && !(xq_offset[j] == k->x_offset && xq_layout[j] == k->x_layout)) ++j;

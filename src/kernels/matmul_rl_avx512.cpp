@@ -302,18 +302,42 @@ __attribute__((noinline)) void decode_group(const GroupRows<T>& g, const XQuant&
 template <class T>
 void rect(const MatArgs& a, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
   const int64_t n_tok = t1 - t0;
-  for (int64_t rg = r0; rg < r1; rg += kGroup) {
+  if (n_tok < kPackMinTokens) {
+    for (int64_t rg = r0; rg < r1; rg += kGroup) {
+      const int nr = static_cast<int>(r1 - rg < kGroup ? r1 - rg : kGroup);
+      const GroupRows<T> g(a, rg, nr);
+      for (int64_t t = t0; t < t1; ++t)
+        decode_group<T>(g, *a.xq, t, a.y + t * a.ldy + rg, static_cast<__mmask16>((1u << nr) - 1));
+    }
+    return;
+  }
+  // The rectangle's lane groups are packed once per call on this thread: the call's other token
+  // blocks of the same rows (the plan gives consecutive tasks the same row chunk) reuse the packs.
+  constexpr int64_t kUnitElems = 128 * T::kQuads;
+  const int64_t n_blocks = (a.w.n_cols + kUnitElems - 1) / kUnitElems * T::kQuads * 4;
+  const size_t group_bytes = static_cast<size_t>(n_blocks) * kBlkBytes;
+  const int64_t n_groups = (r1 - r0 + kGroup - 1) / kGroup;
+  struct Key {
+    uint64_t call;
+    int64_t r0, r1;
+  };
+  thread_local Key packed{0, 0, 0};
+  bool grew = false;
+  uint8_t* pks = kernel_cache(static_cast<size_t>(n_groups) * group_bytes, &grew);
+  if (grew || packed.call != a.call || packed.r0 != r0 || packed.r1 != r1) {
+    for (int64_t gi = 0; gi < n_groups; ++gi) {
+      const int64_t rg = r0 + gi * kGroup;
+      const GroupRows<T> g(a, rg, static_cast<int>(r1 - rg < kGroup ? r1 - rg : kGroup));
+      pack_group<T>(g, pks + gi * group_bytes);
+    }
+    packed = {a.call, r0, r1};
+  }
+  constexpr bool kMin = T::kMin > 0;
+  for (int64_t gi = 0; gi < n_groups; ++gi) {
+    const int64_t rg = r0 + gi * kGroup;
     const int nr = static_cast<int>(r1 - rg < kGroup ? r1 - rg : kGroup);
     const __mmask16 keep = static_cast<__mmask16>((1u << nr) - 1);
-    const GroupRows<T> g(a, rg, nr);
-    if (n_tok < kPackMinTokens) {
-      for (int64_t t = t0; t < t1; ++t) decode_group<T>(g, *a.xq, t, a.y + t * a.ldy + rg, keep);
-      continue;
-    }
-    const int64_t n_blocks = g.n_units * T::kQuads * 4;
-    uint8_t* pk = kernel_scratch(static_cast<size_t>(n_blocks) * kBlkBytes);
-    pack_group<T>(g, pk);
-    constexpr bool kMin = T::kMin > 0;
+    const uint8_t* pk = pks + gi * group_bytes;
     float* y = a.y + rg;
     int64_t t = t0;
     for (; t + 8 <= t1; t += 8) packed_tile<kMin, 8>(pk, n_blocks, *a.xq, t, y, a.ldy, keep);

@@ -125,6 +125,37 @@ TEST(MatmulFloat, PartialStepsMatchReferenceAndAreBitIdentical) {
   }
 }
 
+// Prefill of several token blocks (the row-lane kernels pack a rectangle's weights once per call and
+// thread, and reuse the packs for the call's other token blocks): every output bit-identical to the
+// same token computed alone, at 1 and 2 threads; and a second matrix of the same shape right after
+// must not see the first one's packs.
+TEST(MatmulQuant, PackedWeightsReusedOnlyWithinACall) {
+  LevelGuard guard;
+  ThreadPool pool1(1), pool2(2);
+  for (DType type : {DType::Q8_0, DType::Q4_1, DType::Q4_K})
+  for (int64_t n_rows : {13, 53}) {  // 13: one row chunk, so both calls' rectangles have the same rows
+    const int64_t n_cols = 512, n_tokens = 150;
+    RandomWeights w1(type, n_rows, n_cols, 5), w2(type, n_rows, n_cols, 6);
+    const auto x = random_activations(n_tokens * n_cols, 3);
+    for (SimdLevel level : supported_levels()) {
+      set_simd_level(level);
+      for (const RandomWeights* w : {&w1, &w2}) {
+        std::vector<float> alone(n_tokens * n_rows);
+        for (int64_t t = 0; t < n_tokens; ++t)
+          matmul(w->view, x.data() + t * n_cols, n_cols, alone.data() + t * n_rows, n_rows, 1, pool1);
+        for (ThreadPool* pool : {&pool1, &pool2}) {
+          std::vector<float> y(n_tokens * n_rows);
+          matmul(w1.view, x.data(), n_cols, y.data(), n_rows, n_tokens, *pool);  // leaves w1's packs behind
+          matmul(w->view, x.data(), n_cols, y.data(), n_rows, n_tokens, *pool);
+          EXPECT_EQ(0, std::memcmp(y.data(), alone.data(), y.size() * sizeof(float)))
+              << dtype_name(type) << " at " << simd_level_name(level) << " threads " << pool->n_threads()
+              << (w == &w1 ? " first" : " second") << " matrix";
+        }
+      }
+    }
+  }
+}
+
 // F16 weights read fp16 activations with a per-token scale (xquant.h): activation magnitudes far
 // outside the fp16 range (overflow above 65504, subnormal below 6e-5) stay within the budget.
 TEST(MatmulFloat, F16ActivationsKeepTheirRange) {
