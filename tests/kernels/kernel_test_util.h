@@ -9,6 +9,10 @@
 #include <random>
 #include <vector>
 
+#include <gtest/gtest.h>
+
+#include <string>
+
 #include "kernels/cpu_features.h"
 #include "kernels/kernels.h"
 #include "tensor/dequant.h"
@@ -177,6 +181,20 @@ inline double matmul_budget(DType type, const float* w_row, const float* x, int6
     budget += kActQuantMargin * q;
   }
   return budget;
+}
+
+// Every output y [n_tokens, n_rows] against the reference y_ref within matmul_budget at `level`.
+inline void expect_within_budget(const MatView& w, const float* x, const float* y, const float* y_ref, int64_t n_tokens,
+                                 SimdLevel level, const std::string& label) {
+  std::vector<float> wrow(static_cast<size_t>(w.n_cols));
+  for (int64_t r = 0; r < w.n_rows; ++r) {
+    dequantize_row(w.type, w.data + r * w.row_bytes, wrow.data(), w.n_cols);
+    for (int64_t t = 0; t < n_tokens; ++t) {
+      const double budget = matmul_budget(w.type, wrow.data(), x + t * w.n_cols, w.n_cols, level);
+      EXPECT_LE(std::fabs(static_cast<double>(y[t * w.n_rows + r]) - y_ref[t * w.n_rows + r]), budget)
+          << label << " at " << simd_level_name(level) << " row " << r << " token " << t;
+    }
+  }
 }
 
 }  // namespace nt::test

@@ -96,20 +96,14 @@ TEST(MatmulFloat, PartialStepsMatchReferenceAndAreBitIdentical) {
       const int64_t n_rows = 11, n_max = 13;
       RandomWeights w(type, n_rows, n_cols, 31 + static_cast<uint32_t>(n_cols));
       const auto x = random_activations(n_max * n_cols, 17);
-      std::vector<float> y_ref(n_max * n_rows), wrow(n_cols);
+      std::vector<float> y_ref(n_max * n_rows);
       matmul_ref(w.view, x.data(), n_cols, y_ref.data(), n_rows, n_max);
       for (SimdLevel level : supported_levels()) {
         set_simd_level(level);
         std::vector<float> base(n_max * n_rows);
         matmul(w.view, x.data(), n_cols, base.data(), n_rows, n_max, pool2);
-        for (int64_t r = 0; r < n_rows; ++r) {
-          dequantize_row(type, w.view.data + r * w.view.row_bytes, wrow.data(), n_cols);
-          for (int64_t t = 0; t < n_max; ++t) {
-            const double budget = matmul_budget(type, wrow.data(), x.data() + t * n_cols, n_cols, level);
-            EXPECT_LE(std::fabs(static_cast<double>(base[t * n_rows + r]) - y_ref[t * n_rows + r]), budget)
-                << dtype_name(type) << " at " << simd_level_name(level) << " cols " << n_cols << " row " << r;
-          }
-        }
+        expect_within_budget(w.view, x.data(), base.data(), y_ref.data(), n_max, level,
+                             std::string(dtype_name(type)) + " cols " + std::to_string(n_cols));
         for (int64_t n_tokens : {1, 2, 7}) {
           for (ThreadPool* pool : {&pool1, &pool2}) {
             const int64_t t0 = 3;
@@ -163,7 +157,6 @@ TEST(MatmulFloat, F16ActivationsKeepTheirRange) {
   ThreadPool pool(2);
   const int64_t n_rows = 13, n_cols = 300, n_tokens = 5;
   RandomWeights w(DType::F16, n_rows, n_cols, 77);
-  std::vector<float> wrow(n_cols);
   for (float scale : {1e-30f, 1e-9f, 1.0f, 1e5f, 1e30f}) {
     const auto x = random_activations(n_tokens * n_cols, 5, scale);
     std::vector<float> y_ref(n_tokens * n_rows);
@@ -172,14 +165,7 @@ TEST(MatmulFloat, F16ActivationsKeepTheirRange) {
       set_simd_level(level);
       std::vector<float> y(n_tokens * n_rows);
       matmul(w.view, x.data(), n_cols, y.data(), n_rows, n_tokens, pool);
-      for (int64_t r = 0; r < n_rows; ++r) {
-        dequantize_row(DType::F16, w.view.data + r * w.view.row_bytes, wrow.data(), n_cols);
-        for (int64_t t = 0; t < n_tokens; ++t) {
-          const double budget = matmul_budget(DType::F16, wrow.data(), x.data() + t * n_cols, n_cols, level);
-          EXPECT_LE(std::fabs(static_cast<double>(y[t * n_rows + r]) - y_ref[t * n_rows + r]), budget)
-              << "scale " << scale << " at " << simd_level_name(level) << " row " << r << " token " << t;
-        }
-      }
+      expect_within_budget(w.view, x.data(), y.data(), y_ref.data(), n_tokens, level, "scale " + std::to_string(scale));
     }
   }
 }
