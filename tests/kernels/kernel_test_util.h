@@ -7,11 +7,10 @@
 #include <cstdint>
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
-
-#include <string>
 
 #include "kernels/cpu_features.h"
 #include "kernels/kernels.h"
