@@ -1,6 +1,7 @@
 // kernels/matmul.cpp — the reference matmul, the scalar level, and the dispatcher that quantizes
 // activations once and splits the output into rectangles (row chunks x token blocks) over the pool.
 #include <algorithm>
+#include <memory>
 #include <atomic>
 #include <vector>
 
@@ -52,6 +53,37 @@ void matmul_scalar(const MatView& w, const float* x, int64_t ldx, float* y, int6
   });
 }
 
+// A contiguous range of task indices [front, back) taken from either end (one word: a claim is a
+// single CAS that checks the bound and moves its end).
+struct alignas(64) TaskShare {
+  std::atomic<uint64_t> fb{0};  // back << 32 | front
+  void reset(int64_t front, int64_t back) {
+    fb.store(static_cast<uint64_t>(back) << 32 | static_cast<uint64_t>(front), std::memory_order_relaxed);
+  }
+  bool take_front(int64_t& task) {
+    uint64_t v = fb.load(std::memory_order_relaxed);
+    for (;;) {
+      const uint64_t f = v & 0xFFFFFFFFu, b = v >> 32;
+      if (f >= b) return false;
+      if (fb.compare_exchange_weak(v, b << 32 | (f + 1), std::memory_order_relaxed)) {
+        task = static_cast<int64_t>(f);
+        return true;
+      }
+    }
+  }
+  bool take_back(int64_t& task) {
+    uint64_t v = fb.load(std::memory_order_relaxed);
+    for (;;) {
+      const uint64_t f = v & 0xFFFFFFFFu, b = v >> 32;
+      if (f >= b) return false;
+      if (fb.compare_exchange_weak(v, (b - 1) << 32 | f, std::memory_order_relaxed)) {
+        task = static_cast<int64_t>(b - 1);
+        return true;
+      }
+    }
+  }
+};
+
 // Token block: the quantized activations of this many tokens stay in L2 while a row chunk's
 // weights stream through L1.
 constexpr int64_t kTokenBlock = 64;
@@ -82,7 +114,9 @@ Plan make_plan(const detail::MatmulKernel* k, const MatView& w, const float* x, 
   p.n_tb = (n_tokens + p.tb - 1) / p.tb;
   // Row chunks (multiples of the kernel's row_align: whole tiles): enough tasks for dynamic
   // balance across all outputs, small enough for L2 reuse in prefill.
-  const int64_t want_tasks = (4 * static_cast<int64_t>(n_threads) + n_outputs - 1) / n_outputs;
+  // Decode takes 8 per thread: finer chunks for the share scheduler's end balance (matmul_multi).
+  const int64_t per_thread = n_tokens == 1 ? 8 : 4;
+  const int64_t want_tasks = (per_thread * static_cast<int64_t>(n_threads) + n_outputs - 1) / n_outputs;
   const int64_t n_rc_min = (want_tasks + p.n_tb - 1) / p.n_tb;
   const int64_t align = k->row_align;
   int64_t rc = (w.n_rows + n_rc_min - 1) / n_rc_min;
@@ -176,8 +210,33 @@ void matmul_multi(const MatmulOut* outs, int n_outs, const float* x, int64_t ldx
     while (task >= task_end[i]) ++i;
     plans[i].run_task(task - (task_end[i] - plans[i].n_tasks()));
   };
-  if (total == 1) run(0, 0);
-  else pool.run(static_cast<int>(total), run);
+  if (total == 1) {
+    run(0, 0);
+  } else if (n_tokens == 1) {
+    // Decode: each thread walks its own contiguous share of the tasks front to back (tasks are in
+    // memory order: output by output, row chunks ascending), so its weights stream as one linear
+    // walk and the kernels' one-group-ahead prefetch lands in its own next chunk; a thread done
+    // early takes chunks from the back of the other shares. Handing tasks out in turn instead
+    // sends every prefetch past a chunk's end to the other core. tg128 at 2 threads on the 0.6B
+    // models, 5 interleaved rounds, median: Q8_0 68.9 -> 76.4 t/s, Q4_0 146.5 -> 162.4.
+    const int n_parts = static_cast<int>(std::min<int64_t>(pool.n_threads(), total));
+    thread_local std::unique_ptr<TaskShare[]> shares;
+    thread_local int n_shares = 0;
+    if (n_shares < n_parts) {
+      shares = std::make_unique<TaskShare[]>(static_cast<size_t>(n_parts));
+      n_shares = n_parts;
+    }
+    TaskShare* sh = shares.get();  // this thread's: the workers' own thread_local is another
+    for (int p = 0; p < n_parts; ++p) sh[p].reset(total * p / n_parts, total * (p + 1) / n_parts);
+    pool.run(n_parts, [&](int part, int) {
+      int64_t task = 0;
+      while (sh[part].take_front(task)) run(static_cast<int>(task), 0);
+      for (int k = 1; k < n_parts; ++k)
+        while (sh[(part + k) % n_parts].take_back(task)) run(static_cast<int>(task), 0);
+    });
+  } else {
+    pool.run(static_cast<int>(total), run);
+  }
 }
 
 }  // namespace nt

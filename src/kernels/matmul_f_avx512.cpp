@@ -63,13 +63,13 @@ struct X16 {
 // part unless c0 is the row's start, and go back to it unless c1 is the row's end, so cutting the
 // columns into blocks leaves every lane's fma sequence, and so the result, unchanged.
 template <class L, class X, int NR, int NT>
-void tile(const MatArgs& a, int64_t r0, int64_t t0, int64_t c0, int64_t c1, float* part) {
+void tile(const MatArgs& a, int64_t r0, int64_t t0, int64_t c0, int64_t c1, float* part, int64_t rs = 1) {
   const bool first = c0 == 0, last = c1 == a.w.n_cols;
   __m512 acc[NR][NT];
   for (int r = 0; r < NR; ++r)
     for (int t = 0; t < NT; ++t) acc[r][t] = first ? _mm512_setzero_ps() : _mm512_load_ps(part + 16 * (r * NT + t));
   const uint8_t* rows[NR];
-  for (int r = 0; r < NR; ++r) rows[r] = a.w.data + (r0 + r) * a.w.row_bytes;
+  for (int r = 0; r < NR; ++r) rows[r] = a.w.data + (r0 + r * rs) * a.w.row_bytes;
   typename X::Row xs[NT];
   for (int t = 0; t < NT; ++t) xs[t] = X::row(a, t0 + t);
   int64_t i = c0;
@@ -105,9 +105,9 @@ void tile(const MatArgs& a, int64_t r0, int64_t t0, int64_t c0, int64_t c1, floa
     float* y = a.y + (t0 + t) * a.ldy + r0;
     if constexpr (X::kScaled) {
       const float sc = X::scale(a, t0 + t);  // a power of two: exact
-      for (int r = 0; r < NR; ++r) y[r] = hsum512(acc[r][t]) * sc;
+      for (int r = 0; r < NR; ++r) y[r * rs] = hsum512(acc[r][t]) * sc;
     } else {
-      for (int r = 0; r < NR; ++r) y[r] = hsum512(acc[r][t]);
+      for (int r = 0; r < NR; ++r) y[r * rs] = hsum512(acc[r][t]);
     }
   }
 }
@@ -136,17 +136,25 @@ void rect(const MatArgs& a, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
       for (int64_t r = r_full; r < r1; ++r) tile<L, X, 1, 6>(a, r, t, c0, c1, part_at(r));
     }
   // The last t1 - t < 6 tokens (all of decode) go through each row once with all of them, in tiles
-  // of L::kDecodeRows rows. For the 2-byte types that is one row: the weights are then read front to
-  // back as a single stream, which the hardware prefetcher follows better than the software
-  // prefetches of 4-row tiles. tg128 at 1 thread, 3-4 interleaved rounds, median (best), 4-row
-  // tiles -> one row: 0.6B F16 20.9 (21.5) -> 22.4 (22.7) t/s, llama.cpp 22.3 (23.6); stories15M F16
-  // 811 (858) -> 1023 (1088). 2 or 4 rows without prefetch (two or four streams): 10-16 t/s on the
-  // 0.6B F16. F32 keeps 4-row tiles: one row lost on stories15M F32 (1 thread 451 -> 418 t/s,
-  // 2 threads 905 -> 725).
+  // of L::kDecodeRows rows. For the 2-byte types that is one row, no software prefetch: each row is
+  // read front to back, which the hardware prefetcher follows better than the software prefetches
+  // of 4-row tiles (tg128 at 1 thread, 0.6B F16: 20.9 -> 22.4 t/s; stories15M F16 811 -> 1023).
+  // Adjacent rows side by side (2 or 4 streams a row apart) fell to 10-16 t/s; for one token, rows
+  // half the rectangle apart are paired instead (two long streams; one fma chain per row is bound
+  // by the fma latency, two overlap): kernels_bench decode F16 at 1 thread 21 -> 32 GB/s, tg128 on
+  // the 0.6B F16 24.3 -> 26.0 t/s (llama.cpp 24.1). F32 keeps 4-row tiles: one row lost on
+  // stories15M F32 (1 thread 451 -> 418 t/s, 2 threads 905 -> 725).
   if (t == t1) return;
   const int64_t k = t1 - t;
   auto strip = [&]<int NT>() {
     int64_t r = r0;
+    if constexpr (L::kDecodeRows == 1 && NT == 1) {
+      // One token: rows r and r + half in one 2-row tile (two independent fma chains, each still
+      // its output's single chain), so two streams far apart, each front to back.
+      const int64_t half = (r1 - r0) / 2;
+      for (; r < r0 + half; ++r) tile<L, X, 2, 1>(a, r, t, 0, n, nullptr, half);
+      r = r0 + 2 * half;
+    }
     if constexpr (L::kDecodeRows > 1)
       for (; r + L::kDecodeRows <= r1; r += L::kDecodeRows) tile<L, X, L::kDecodeRows, NT>(a, r, t, 0, n, nullptr);
     for (; r < r1; ++r) tile<L, X, 1, NT>(a, r, t, 0, n, nullptr);

@@ -222,29 +222,34 @@ TEST(Matmul, ReferenceIsExactOnSmallIntegers) {
 namespace nt::test {
 namespace {
 
+// Several outputs in one call, for prefill (6 tokens) and decode (1 token: each thread walks its own
+// share of the tasks and takes the rest from the back of the others'), at 3 threads against
+// separate calls on 1 thread.
 TEST(Matmul, MultiEqualsSeparateCalls) {
   LevelGuard guard;
-  const int64_t n_cols = 512, n_tokens = 6;
-  RandomWeights a(DType::Q8_0, 30, n_cols, 1), b(DType::Q4_K, 13, n_cols, 2), c(DType::F16, 7, n_cols, 3),
+  const int64_t n_cols = 512;
+  RandomWeights a(DType::Q8_0, 300, n_cols, 1), b(DType::Q4_K, 13, n_cols, 2), c(DType::F16, 70, n_cols, 3),
       d(DType::Q6_K, 25, n_cols, 4);
-  const auto x = random_activations(n_tokens * n_cols, 9);
-  ThreadPool pool(3);
+  const auto x = random_activations(6 * n_cols, 9);
+  ThreadPool pool(3), pool1(1);
   for (SimdLevel level : supported_levels()) {
     set_simd_level(level);
-    RandomWeights* ws[4] = {&a, &b, &c, &d};
-    std::vector<float> sep[4], multi[4];
-    MatmulOut outs[4];
-    for (int i = 0; i < 4; ++i) {
-      const int64_t rows = ws[i]->view.n_rows;
-      sep[i].resize(n_tokens * rows);
-      multi[i].resize(n_tokens * rows);
-      matmul(ws[i]->view, x.data(), n_cols, sep[i].data(), rows, n_tokens, pool);
-      outs[i] = MatmulOut{&ws[i]->view, multi[i].data(), rows};
+    for (int64_t n_tokens : {1, 6}) {
+      RandomWeights* ws[4] = {&a, &b, &c, &d};
+      std::vector<float> sep[4], multi[4];
+      MatmulOut outs[4];
+      for (int i = 0; i < 4; ++i) {
+        const int64_t rows = ws[i]->view.n_rows;
+        sep[i].resize(n_tokens * rows);
+        multi[i].resize(n_tokens * rows);
+        matmul(ws[i]->view, x.data(), n_cols, sep[i].data(), rows, n_tokens, pool1);
+        outs[i] = MatmulOut{&ws[i]->view, multi[i].data(), rows};
+      }
+      matmul_multi(outs, 4, x.data(), n_cols, n_tokens, pool);
+      for (int i = 0; i < 4; ++i)
+        EXPECT_EQ(0, std::memcmp(sep[i].data(), multi[i].data(), sep[i].size() * sizeof(float)))
+            << "output " << i << " at " << simd_level_name(level) << " n_tokens " << n_tokens;
     }
-    matmul_multi(outs, 4, x.data(), n_cols, n_tokens, pool);
-    for (int i = 0; i < 4; ++i)
-      EXPECT_EQ(0, std::memcmp(sep[i].data(), multi[i].data(), sep[i].size() * sizeof(float)))
-          << "output " << i << " at " << simd_level_name(level);
   }
 }
 
