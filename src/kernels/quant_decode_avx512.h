@@ -139,17 +139,26 @@ static inline __m512 block_mins(const uint8_t* u) {
   load_unit<4 * kB>(u, z0, z1);
   return halves_at(z0, WordIdx<kB, kOff, false>::idx(), z1);
 }
-struct Q8_0 {
-  static constexpr int kBlockBytes = 34;  // one 32-element block
-  static constexpr int kUnitBytes = 136, kQuads = 1, kOffset = 128, kMin = 0;
+// The 32-element block types' shared parts: prep (scales, and minima at byte 2 where kMin) and
+// quad (the unit loaded, then the type's quad_z on the loaded bytes; the one-token path loads once
+// itself and calls quad_z).
+template <class D>
+struct Block32 {
+  static constexpr int kQuads = 1;
   static constexpr bool kG16 = false, kS16 = false, kRep = true;
   static constexpr XLayout kLayout = XLayout::Halves;
-  static void prep(const uint8_t* u, St& s) { s.a16 = block_scales<34, 0>(u); }
+  static void prep(const uint8_t* u, St& s) {
+    s.a16 = block_scales<D::kBlockBytes, 0>(u);
+    if constexpr (D::kMin > 0) s.mn16 = block_mins<D::kBlockBytes, 2>(u);
+  }
   static void quad(const uint8_t* u, int, __m512i& w1, __m512i& w2) {
     __m512i z0, z1;
-    load_unit<kUnitBytes>(u, z0, z1);
-    quad_z(z0, z1, u, w1, w2);
+    load_unit<D::kUnitBytes>(u, z0, z1);
+    D::quad_z(z0, z1, u, w1, w2);
   }
+};
+struct Q8_0 : Block32<Q8_0> {
+  static constexpr int kBlockBytes = 34, kUnitBytes = 136, kOffset = 128, kMin = 0;  // block: 32 elements
   static void quad_z(__m512i z0, __m512i z1, const uint8_t* u, __m512i& w1, __m512i& w2) {
     const __m512i sign = _mm512_set1_epi8(static_cast<char>(0x80));
     // elements 0-15 of each block: bytes 2 + 34 b + i of u[0, 128); 16-31: 18 + 34 b + i, all from
@@ -163,50 +172,20 @@ struct Q8_0 {
     w2 = _mm512_xor_si512(w2, sign);
   }
 };
-struct Q4_0 {
-  static constexpr int kBlockBytes = 18;  // one 32-element block
-  static constexpr int kUnitBytes = 72, kQuads = 1, kOffset = 8, kMin = 0;
-  static constexpr bool kG16 = false, kS16 = false, kRep = true;
-  static constexpr XLayout kLayout = XLayout::Halves;
-  static void prep(const uint8_t* u, St& s) { s.a16 = block_scales<18, 0>(u); }
-  static void quad(const uint8_t* u, int, __m512i& w1, __m512i& w2) {
-    __m512i z0, z1;
-    load_unit<kUnitBytes>(u, z0, z1);
-    quad_z(z0, z1, u, w1, w2);
-  }
+struct Q4_0 : Block32<Q4_0> {
+  static constexpr int kBlockBytes = 18, kUnitBytes = 72, kOffset = 8, kMin = 0;  // block: 32 elements
   static void quad_z(__m512i z0, __m512i z1, const uint8_t*, __m512i& w1, __m512i& w2) {
     nibbles_halves<18, 2>(z0, z1, w1, w2);
   }
 };
-struct Q4_1 {
-  static constexpr int kBlockBytes = 20;  // one 32-element block
-  static constexpr int kUnitBytes = 80, kQuads = 1, kOffset = 0, kMin = 4;
-  static constexpr bool kG16 = false, kS16 = false, kRep = true;
-  static constexpr XLayout kLayout = XLayout::Halves;
-  static void prep(const uint8_t* u, St& s) {
-    s.a16 = block_scales<20, 0>(u);
-    s.mn16 = block_mins<20, 2>(u);
-  }
-  static void quad(const uint8_t* u, int, __m512i& w1, __m512i& w2) {
-    __m512i z0, z1;
-    load_unit<kUnitBytes>(u, z0, z1);
-    quad_z(z0, z1, u, w1, w2);
-  }
+struct Q4_1 : Block32<Q4_1> {
+  static constexpr int kBlockBytes = 20, kUnitBytes = 80, kOffset = 0, kMin = 4;  // block: 32 elements
   static void quad_z(__m512i z0, __m512i z1, const uint8_t*, __m512i& w1, __m512i& w2) {
     nibbles_halves<20, 4>(z0, z1, w1, w2);
   }
 };
-struct Q5_0 {
-  static constexpr int kBlockBytes = 22;  // one 32-element block
-  static constexpr int kUnitBytes = 88, kQuads = 1, kOffset = 16, kMin = 0;
-  static constexpr bool kG16 = false, kS16 = false, kRep = true;
-  static constexpr XLayout kLayout = XLayout::Halves;
-  static void prep(const uint8_t* u, St& s) { s.a16 = block_scales<22, 0>(u); }
-  static void quad(const uint8_t* u, int, __m512i& w1, __m512i& w2) {
-    __m512i z0, z1;
-    load_unit<kUnitBytes>(u, z0, z1);
-    quad_z(z0, z1, u, w1, w2);
-  }
+struct Q5_0 : Block32<Q5_0> {
+  static constexpr int kBlockBytes = 22, kUnitBytes = 88, kOffset = 16, kMin = 0;  // block: 32 elements
   static void quad_z(__m512i z0, __m512i z1, const uint8_t* u, __m512i& w1, __m512i& w2) {
     nibbles_halves<22, 6>(z0, z1, w1, w2);
     __mmask64 m1, m2;
@@ -215,20 +194,8 @@ struct Q5_0 {
     w2 = _mm512_mask_add_epi8(w2, m2, w2, _mm512_set1_epi8(16));
   }
 };
-struct Q5_1 {
-  static constexpr int kBlockBytes = 24;  // one 32-element block
-  static constexpr int kUnitBytes = 96, kQuads = 1, kOffset = 0, kMin = 4;
-  static constexpr bool kG16 = false, kS16 = false, kRep = true;
-  static constexpr XLayout kLayout = XLayout::Halves;
-  static void prep(const uint8_t* u, St& s) {
-    s.a16 = block_scales<24, 0>(u);
-    s.mn16 = block_mins<24, 2>(u);
-  }
-  static void quad(const uint8_t* u, int, __m512i& w1, __m512i& w2) {
-    __m512i z0, z1;
-    load_unit<kUnitBytes>(u, z0, z1);
-    quad_z(z0, z1, u, w1, w2);
-  }
+struct Q5_1 : Block32<Q5_1> {
+  static constexpr int kBlockBytes = 24, kUnitBytes = 96, kOffset = 0, kMin = 4;  // block: 32 elements
   static void quad_z(__m512i z0, __m512i z1, const uint8_t* u, __m512i& w1, __m512i& w2) {
     nibbles_halves<24, 8>(z0, z1, w1, w2);
     __mmask64 m1, m2;
