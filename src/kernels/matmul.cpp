@@ -1,8 +1,8 @@
 // kernels/matmul.cpp — the reference matmul, the scalar level, and the dispatcher that quantizes
 // activations once and splits the output into rectangles (row chunks x token blocks) over the pool.
 #include <algorithm>
-#include <memory>
 #include <atomic>
+#include <memory>
 #include <vector>
 
 #include "core/check.h"

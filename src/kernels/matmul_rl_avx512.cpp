@@ -231,8 +231,8 @@ __attribute__((always_inline)) inline void decode_unit(const uint8_t* base, int6
         if constexpr (T::kQuads == 1) {
           // The unit loaded once (the empty asm keeps the compiler from folding the loads into
           // each permute again: 7 loads per row instead of 3). Row i's block scales (and minima)
-          // go into words 4k + i, converted once per 4 rows. Q8_0 with the weights in L2: 33 ->
-          // 50 GB/s against per-row conversions, float picks and folded loads.
+          // go into words 4k + i, converted once per 4 rows. Q8_0 with the weights in L2: 34 ->
+          // 45 GB/s against per-row conversions, float picks and folded loads.
           __m512i z0, z1;
           load_unit<T::kUnitBytes>(p, z0, z1);
           __asm__("" : "+v"(z0), "+v"(z1));
