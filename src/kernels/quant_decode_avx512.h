@@ -46,8 +46,9 @@ static inline __m512 bytes_to_ps(__m128i v) { return _mm512_cvtepi32_ps(_mm512_c
 // (xquant.h) with byte permutes (VBMI) from two loads; a16 comes out with lane j = block j / 4's
 // scale (kRep: no lane permute needed), mn16 lanes 0-3 hold the blocks' minima.
 // 16 fp16 words picked from the 128 bytes z0:z1 by a byte-index table, as floats. A byte permute
-// (vpermt2b), not a word one: vpermt2w measured far slower on Zen 5 (Q8_0 decode with the weights
-// in L2: 37 -> 51 GB/s from this change alone; streamed at 1 thread 25 -> 29).
+// (vpermt2b), not a word one: in the one-token decode with blended scales (matmul_rl_avx512.cpp),
+// vpermt2w measured 37 GB/s against 51 for vpermt2b (Q8_0, weights in L2), though in isolation
+// both run 2 per cycle with 5 cycles' latency on this Zen 5.
 static inline __m512 halves_at(__m512i z0, __m512i idx, __m512i z1) {
   return _mm512_cvtph_ps(_mm512_castsi512_si256(_mm512_permutex2var_epi8(z0, idx, z1)));
 }
