@@ -45,13 +45,6 @@ static inline __m512 bytes_to_ps(__m128i v) { return _mm512_cvtepi32_ps(_mm512_c
 // 32-element block types: a unit is 4 blocks (one quad), decoded straight into the Halves layout
 // (xquant.h) with byte permutes (VBMI) from two loads; a16 comes out with lane j = block j / 4's
 // scale (kRep: no lane permute needed), mn16 lanes 0-3 hold the blocks' minima.
-// 16 fp16 words picked from the 128 bytes z0:z1 by a byte-index table, as floats. A byte permute
-// (vpermt2b), not a word one: in the one-token decode with blended scales (matmul_rl_avx512.cpp),
-// vpermt2w measured 37 GB/s against 51 for vpermt2b (Q8_0, weights in L2), though in isolation
-// both run 2 per cycle with 5 cycles' latency on this Zen 5.
-static inline __m512 halves_at(__m512i z0, __m512i idx, __m512i z1) {
-  return _mm512_cvtph_ps(_mm512_castsi512_si256(_mm512_permutex2var_epi8(z0, idx, z1)));
-}
 // Byte-index tables of fp16 words (bytes 2j, 2j + 1 = the word at byte offset o_j), built at
 // compile time like Gather16's:
 //   kRep: word j -> the fp16 at byte kOff + (j / 4) * kStride (each block's scale replicated 4x);
@@ -121,24 +114,21 @@ static inline void nibbles_halves(__m512i z0, __m512i z1, __m512i& w1, __m512i& 
   w1 = _mm512_and_si512(y, nib_lo());
   w2 = _mm512_and_si512(_mm512_srli_epi16(y, 4), nib_lo());
 }
-// The fp16 at byte kOff of each of 4 blocks kB bytes apart (the unit loaded in z0:z1), word
-// 4k + j = block k's (j = 0..3), still fp16: the decode path blends 4 rows' words before one
-// conversion.
-template <int kB, int kOff>
+// 16 fp16 words of the unit loaded in z0:z1, picked by WordIdx (kRep: word 4k + j = block k's
+// fp16 at byte kOff; else words 0-3), still fp16: the decode path blends 4 rows' words before one
+// conversion. A byte permute (vpermt2b), not a word one: in the one-token decode with blended
+// scales (matmul_rl_avx512.cpp), vpermt2w measured 37 GB/s against 51 for vpermt2b (Q8_0, weights
+// in L2), though in isolation both run 2 per cycle with 5 cycles' latency on this Zen 5.
+template <int kB, int kOff, bool kRep = true>
 static inline __m512i block_words(__m512i z0, __m512i z1) {
-  return _mm512_permutex2var_epi8(z0, WordIdx<kB, kOff, true>::idx(), z1);
+  return _mm512_permutex2var_epi8(z0, WordIdx<kB, kOff, kRep>::idx(), z1);
 }
-template <int kB, int kOff>
-static inline __m512 block_scales(const uint8_t* u) {
+// The same words of the unit at u, as floats: a16 (scales, replicated) and mn16 (minima, lanes 0-3).
+template <int kB, int kOff, bool kRep>
+static inline __m512 block_floats(const uint8_t* u) {
   __m512i z0, z1;
   load_unit<4 * kB>(u, z0, z1);
-  return halves_at(z0, WordIdx<kB, kOff, true>::idx(), z1);
-}
-template <int kB, int kOff>
-static inline __m512 block_mins(const uint8_t* u) {
-  __m512i z0, z1;
-  load_unit<4 * kB>(u, z0, z1);
-  return halves_at(z0, WordIdx<kB, kOff, false>::idx(), z1);
+  return _mm512_cvtph_ps(_mm512_castsi512_si256(block_words<kB, kOff, kRep>(z0, z1)));
 }
 // The 32-element block types' shared parts: prep (scales, and minima at byte 2 where kMin) and
 // quad (the unit loaded, then the type's quad_z on the loaded bytes; the one-token path loads once
@@ -149,8 +139,8 @@ struct Block32 {
   static constexpr bool kG16 = false, kS16 = false, kRep = true;
   static constexpr XLayout kLayout = XLayout::Halves;
   static void prep(const uint8_t* u, St& s) {
-    s.a16 = block_scales<D::kBlockBytes, 0>(u);
-    if constexpr (D::kMin > 0) s.mn16 = block_mins<D::kBlockBytes, 2>(u);
+    s.a16 = block_floats<D::kBlockBytes, 0, true>(u);
+    if constexpr (D::kMin > 0) s.mn16 = block_floats<D::kBlockBytes, 2, false>(u);
   }
   static void quad(const uint8_t* u, int, __m512i& w1, __m512i& w2) {
     __m512i z0, z1;
