@@ -1,20 +1,22 @@
 // cli/cmd_bench.cpp — `nexttok bench`: prompt-processing (pp) and token-generation (tg) speed like
 // llama-bench: each test is its own row (pp: n_gen 0; tg: n_prompt 0), mean ± stddev over -r
 // repetitions after a warm-up, the context sized to the test. Optional read-bandwidth probe to
-// show decode as a share of the memory-bandwidth ceiling.
+// show decode as a share of the memory-bandwidth ceiling, probed on the engine's threads right
+// before and after each tg repetition.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "cli/bandwidth.h"
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/model_setup.h"
 #include "core/strings.h"
+#include "kernels/read_probe.h"
 
 namespace nt::cli {
 
@@ -52,7 +54,7 @@ struct Row {
   uint64_t model_size = 0, n_params = 0;
   int n_threads = 0, n_prompt = 0, n_gen = 0;
   std::vector<double> ns;  // per repetition
-  double bw = 0;           // bytes/s probe for this thread count (0: not measured)
+  std::vector<double> bw;  // per repetition: bytes/s probed beside it (empty: not measured)
   uint64_t bytes_per_token = 0;
 };
 
@@ -67,6 +69,15 @@ double stddev(const std::vector<double>& v) {
   double s = 0;
   for (double x : v) s += (x - m) * (x - m);
   return std::sqrt(s / static_cast<double>(v.size() - 1));
+}
+
+// tg as a share of the read bandwidth: the mean over repetitions of (bytes read per second in the
+// repetition) / (bandwidth probed beside it).
+double bandwidth_pct(const Row& x) {
+  std::vector<double> pct;
+  for (size_t i = 0; i < x.ns.size() && i < x.bw.size(); ++i)
+    pct.push_back(100.0 * x.n_gen * 1e9 / x.ns[i] * double(x.bytes_per_token) / x.bw[i]);
+  return mean(pct);
 }
 
 std::string model_type_of(const Model& m) {
@@ -124,7 +135,7 @@ int cmd_bench(int argc, char** argv) {
   for (int p : *pp) max_p = std::max(max_p, p);
   for (int n : *tg) max_n = std::max(max_n, n);
   std::vector<Row> rows;
-  std::map<int, double> bw_by_threads;
+  std::map<int, std::vector<double>> bw_by_threads;  // every probe, per thread count
   const bool md = a.output == "md";
   if (md) {
     std::printf("| model | size | params | threads | test | t/s |%s\n", a.bandwidth ? " % of BW |" : "");
@@ -154,11 +165,9 @@ int cmd_bench(int argc, char** argv) {
       base.bytes_per_token = base.model_size;
       if (!model.weights().tied_output)
         base.bytes_per_token -= model.weights().tok_embd.row_bytes * uint64_t(model.weights().tok_embd.n_rows);
-      if (a.bandwidth && !bw_by_threads.count(nt)) {
-        ThreadPool probe_pool(nt);
-        bw_by_threads[nt] = measure_read_bandwidth(probe_pool);
-      }
-      base.bw = a.bandwidth ? bw_by_threads[nt] : 0;
+      // The probe runs on the engine's threads (a second pool would spin beside them).
+      std::unique_ptr<ReadProbe> probe;
+      if (a.bandwidth) probe = std::make_unique<ReadProbe>(eng.pool());
       const int32_t n_vocab = eng.config().n_vocab;
       uint64_t rng = 0x9E3779B97F4A7C15ull;
       auto next_token = [&] {
@@ -169,7 +178,12 @@ int cmd_bench(int argc, char** argv) {
         Row r = base;
         r.n_prompt = n_prompt;
         r.n_gen = n_gen;
+        // A tg repetition's ceiling: the mean of the probes right before and right after it
+        // (each the best of 3 passes over 512 MiB), so that drift between minutes cancels out.
+        const bool probed = probe && n_gen > 0;
+        double bw_before = 0;
         for (int rep = -1; rep < a.reps; ++rep) {  // rep -1: warm-up
+          if (probed && rep == 0) bw_before = probe->measure(3);
           const int seq = eng.new_sequence();
           const auto t0 = std::chrono::steady_clock::now();
           if (n_prompt > 0) {
@@ -189,6 +203,13 @@ int cmd_bench(int argc, char** argv) {
           const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
           eng.free_sequence(seq);
           if (rep >= 0) r.ns.push_back(ns);
+          if (probed && rep >= 0) {
+            const double bw_after = probe->measure(3);
+            r.bw.push_back(0.5 * (bw_before + bw_after));
+            bw_by_threads[nt].push_back(bw_before);
+            if (rep + 1 == a.reps) bw_by_threads[nt].push_back(bw_after);
+            bw_before = bw_after;
+          }
         }
         return r;
       };
@@ -205,7 +226,7 @@ int cmd_bench(int argc, char** argv) {
         for (double ns : x.ns) ts.push_back(n_tok * 1e9 / ns);
         if (md) {
           std::string bwcol;
-          if (a.bandwidth) bwcol = n > 0 ? str_printf(" %.1f%% |", 100.0 * mean(ts) * double(x.bytes_per_token) / x.bw) : " |";
+          if (a.bandwidth) bwcol = n > 0 ? str_printf(" %.1f%% |", bandwidth_pct(x)) : " |";
           std::printf("| %s | %s | %s | %d | %s | %.2f ± %.2f |%s\n", x.model_type.c_str(),
                       format_bytes(x.model_size).c_str(),
                       x.n_params >= 1000000000 ? str_printf("%.2f B", x.n_params / 1e9).c_str()
@@ -219,7 +240,9 @@ int cmd_bench(int argc, char** argv) {
   }
   if (md) {
     for (auto& [nt, bw] : bw_by_threads)
-      std::printf("\nmemory read bandwidth (%d threads): %.2f GB/s\n", nt, bw / 1e9);
+      std::printf("\nmemory read bandwidth (%d threads), probed beside each tg repetition: mean %.2f GB/s, "
+                  "range %.2f-%.2f\n", nt, mean(bw) / 1e9, *std::min_element(bw.begin(), bw.end()) / 1e9,
+                  *std::max_element(bw.begin(), bw.end()) / 1e9);
     return 0;
   }
   nlohmann::json out = nlohmann::json::array();
@@ -233,9 +256,10 @@ int cmd_bench(int argc, char** argv) {
                         {"n_prompt", x.n_prompt}, {"n_gen", x.n_gen}, {"avg_ns", mean(x.ns)},
                         {"stddev_ns", stddev(x.ns)}, {"avg_ts", mean(ts)}, {"stddev_ts", stddev(ts)},
                         {"samples_ns", x.ns}, {"samples_ts", ts}, {"simd", kernels_simd_level()}};
-    if (x.bw > 0) {
-      j["bandwidth_bytes_per_s"] = x.bw;
-      if (x.n_gen > 0) j["bandwidth_pct"] = 100.0 * mean(ts) * double(x.bytes_per_token) / x.bw;
+    if (!x.bw.empty()) {
+      j["bandwidth_bytes_per_s"] = mean(x.bw);
+      j["samples_bandwidth_bytes_per_s"] = x.bw;
+      j["bandwidth_pct"] = bandwidth_pct(x);
     }
     out.push_back(std::move(j));
   }

@@ -47,6 +47,8 @@ class Engine {
   size_t kv_bytes_for(int64_t n_tokens) const { return kv_.layout().bytes_per_token() * size_t(n_tokens); }
   bool ctx_capped() const { return ctx_capped_; }
   EngineCounters& counters() { return counters_; }
+  // The compute pool, for work that must run on the engine's own threads (the bench's probe).
+  ThreadPool& pool() { return pool_; }
 
   int new_sequence();
   void free_sequence(int seq);

@@ -45,6 +45,10 @@ uint8_t* kernel_scratch(size_t bytes);
 // when it had to be reallocated (its contents are then gone).
 uint8_t* kernel_cache(size_t bytes, bool* grew);
 
+// The read probe's loop (read_probe.h: read_streams), per ISA.
+uint64_t read_streams_avx512(const uint8_t* p, size_t n_lines, size_t stride, int n_streams);
+uint64_t read_streams_avx2(const uint8_t* p, size_t n_lines, size_t stride, int n_streams);
+
 // f32 dot product of a KV row stored as `type` (F32 / F16 / Q8_0) with f32 q, and out += p * row.
 struct KvRowOps {
   float (*dot)(DType type, const uint8_t* row, const float* q, int n);

@@ -115,7 +115,8 @@ Plan make_plan(const detail::MatmulKernel* k, const MatView& w, const float* x, 
   // Row chunks (multiples of the kernel's row_align: whole tiles): enough tasks for dynamic
   // balance across all outputs, small enough for L2 reuse in prefill.
   // Decode takes 8 per thread: finer chunks for the share scheduler's end balance (matmul_multi).
-  const int64_t per_thread = n_tokens == 1 ? 8 : 4;
+  static const int64_t dpt = getenv("NT_DPT") ? atoi(getenv("NT_DPT")) : 8;
+  const int64_t per_thread = n_tokens == 1 ? dpt : 4;
   const int64_t want_tasks = (per_thread * static_cast<int64_t>(n_threads) + n_outputs - 1) / n_outputs;
   const int64_t n_rc_min = (want_tasks + p.n_tb - 1) / p.n_tb;
   const int64_t align = k->row_align;
