@@ -14,6 +14,8 @@
 //     picked out the same way, then the same float steps.
 #include "kernels/quant_decode_avx512.h"
 
+#include <type_traits>
+
 namespace nt::detail {
 namespace {
 
@@ -98,17 +100,21 @@ template <class T>
 struct GroupRows {
   static_assert(T::kUnitBytes <= static_cast<int>(sizeof kZeroUnit));
   const uint8_t* row[kGroup];
-  int64_t n_full = 0, n_units = 0, ahead = 0;
+  int64_t n_full = 0, n_units = 0;
+  int64_t rb = 0;     // bytes from one lane's row to the next lane's (lane r: row r0 + r * step)
+  int64_t ahead = 0;  // bytes from this group's rows to the rows its decode prefetches
   alignas(64) uint8_t tail[kGroup][(T::kUnitBytes + 63) / 64 * 64];
 
-  GroupRows(const MatArgs& a, int64_t r0, int nr) {
+  // Lane r holds row r0 + r * step; the decode prefetches the rows `ahead_rows` further on.
+  GroupRows(const MatArgs& a, int64_t r0, int nr, int64_t step = 1, int64_t ahead_rows = kGroup) {
     constexpr int64_t kUnitElems = 128 * T::kQuads;
     n_full = a.w.n_cols / kUnitElems;
     n_units = (a.w.n_cols + kUnitElems - 1) / kUnitElems;
-    ahead = kGroup * static_cast<int64_t>(a.w.row_bytes);
+    rb = step * static_cast<int64_t>(a.w.row_bytes);
+    ahead = ahead_rows * static_cast<int64_t>(a.w.row_bytes);
     const int64_t tail_bytes = static_cast<int64_t>(a.w.row_bytes) - n_full * T::kUnitBytes;
     for (int r = 0; r < kGroup; ++r) {
-      row[r] = r < nr ? a.w.data + (r0 + r) * a.w.row_bytes : nullptr;
+      row[r] = r < nr ? a.w.data + (r0 + r * step) * a.w.row_bytes : nullptr;
       if (n_units > n_full)  // rows' tails side by side (stride sizeof tail[0]), zero-padded
         copy_padded<static_cast<int>(sizeof tail[0])>(tail[r], row[r] ? row[r] + n_full * T::kUnitBytes : kZeroUnit,
                                                        row[r] ? tail_bytes : 0);
@@ -278,13 +284,13 @@ __attribute__((noinline)) void decode_group(const GroupRows<T>& g, const XQuant&
   const float* dx = xq.dx(t);
   const float* gg = xq.g32(t);
   __m512 acc = _mm512_setzero_ps();
-  const int64_t rb = g.ahead / kGroup;
-  if (g.row[kGroup - 1]) {  // a whole group: rows are row 0 + r * row_bytes
+  const int64_t rb = g.rb;
+  if (g.row[kGroup - 1]) {  // a whole group: rows are row 0 + r * rb
     for (int64_t u = 0; u < g.n_full; ++u) {
       const uint8_t* base = g.row[0] + u * T::kUnitBytes;
-      // Prefetch one lane group ahead (rows r0+16.., same unit): the group's rows are contiguous,
-      // so this walks memory linearly; prefetches past the matrix never fault.
-      const uint8_t* pf = base + kGroup * rb;
+      // Prefetch the next lane group's rows at the same unit (every lane's stream one row group
+      // ahead); prefetches past the matrix never fault.
+      const uint8_t* pf = base + g.ahead;
       for (int r = 0; r < kGroup; ++r, pf += rb)
         for (int k = 0; k < T::kUnitBytes; k += 64) _mm_prefetch(reinterpret_cast<const char*>(pf + k), _MM_HINT_T0);
       decode_unit<T>(base, rb, u, xb, ls, dx, gg, acc);
@@ -303,10 +309,35 @@ __attribute__((noinline)) void decode_group(const GroupRows<T>& g, const XQuant&
   _mm512_mask_storeu_ps(y, keep, acc);
 }
 
+// Decode with strided lanes (rect). kernels_bench decode, streamed, 1 / 2 threads, median of 3-4
+// A/B rounds: Q8_0 +0-12%, Q4_0 +3-11%, Q4_1 0-14%, Q4_K +8-10%; the types with a fifth bit
+// plane read apart from the unit (Q5_0, Q5_1, Q5_K) lost 4-21%, so they keep adjacent rows.
+template <class T>
+constexpr bool kStridedDecode = std::is_same_v<T, Q8_0> || std::is_same_v<T, Q4_0> || std::is_same_v<T, Q4_1> ||
+                                std::is_same_v<T, Q4_K>;
+
 template <class T>
 void rect(const MatArgs& a, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
   const int64_t n_tok = t1 - t0;
   if (n_tok < kPackMinTokens) {
+    const int64_t n = r1 - r0;
+    if (kStridedDecode<T> && n % kGroup == 0 && n > kGroup) {
+      // Strided lanes: group j holds rows r0 + j + r * step, so its 16 lanes read 16 streams a
+      // rectangle-sixteenth apart, each walking its rows in order (and prefetching its next row),
+      // instead of 16 adjacent rows at once. The output lanes are rows step apart.
+      const int64_t step = n / kGroup;
+      for (int64_t j = 0; j < step; ++j) {
+        // The last group prefetches the next rectangle's first group (same split).
+        const GroupRows<T> g(a, r0 + j, kGroup, step, j + 1 < step ? 1 : n - j);
+        for (int64_t t = t0; t < t1; ++t) {
+          alignas(64) float out[kGroup];
+          decode_group<T>(g, *a.xq, t, out, static_cast<__mmask16>(0xFFFF));
+          float* y = a.y + t * a.ldy + r0 + j;
+          for (int r = 0; r < kGroup; ++r) y[r * step] = out[r];
+        }
+      }
+      return;
+    }
     for (int64_t rg = r0; rg < r1; rg += kGroup) {
       const int nr = static_cast<int>(r1 - rg < kGroup ? r1 - rg : kGroup);
       const GroupRows<T> g(a, rg, nr);

@@ -84,6 +84,34 @@ TEST_P(MatmulTypes, BitIdenticalAcrossTokenCountsAndThreads) {
   }
 }
 
+// Decode on tall matrices: rectangles of more than one 16-row lane group, where the one-token path
+// may put rows a rectangle-sixteenth apart into one group's lanes (strided lanes), and a partial
+// last rectangle. Every decoded token must equal its row of a multi-token (packed) product.
+TEST_P(MatmulTypes, DecodeOnTallMatricesEqualsPrefill) {
+  const DType type = GetParam();
+  LevelGuard guard;
+  const int64_t n_cols = cols_for(type), n_tok = 3;
+  const auto x = random_activations(n_tok * n_cols, 9);
+  ThreadPool pool1(1), pool2(2), pool3(3);
+  ThreadPool* pools[3] = {&pool1, &pool2, &pool3};
+  for (int64_t n_rows : {512, 520, 1000}) {
+    RandomWeights w(type, n_rows, n_cols, 99 + static_cast<uint32_t>(n_rows));
+    for (SimdLevel level : supported_levels()) {
+      set_simd_level(level);
+      std::vector<float> base(n_tok * n_rows);
+      matmul(w.view, x.data(), n_cols, base.data(), n_rows, n_tok, pool2);
+      for (ThreadPool* pool : pools)
+        for (int64_t t = 0; t < n_tok; ++t) {
+          std::vector<float> y(n_rows, -1.0f);
+          matmul(w.view, x.data() + t * n_cols, n_cols, y.data(), n_rows, 1, *pool);
+          EXPECT_EQ(0, std::memcmp(y.data(), base.data() + t * n_rows, y.size() * sizeof(float)))
+              << dtype_name(type) << " at " << simd_level_name(level) << " rows " << n_rows << " token " << t
+              << " threads " << pool->n_threads();
+        }
+    }
+  }
+}
+
 // Float weights take any column count; the SIMD kernels walk a row in 8- or 16-column steps, so these
 // counts leave a partial last step (one of them only a partial step) at every position modulo 64;
 // 800 and 1100 also cut multi-token F32 tiles into 512-column blocks (decode is never cut). Each output
