@@ -197,6 +197,67 @@ void packed_tile(const uint8_t* pk, int64_t n_blocks, const XQuant& xq, int64_t 
   for (int t = 0; t < NT; ++t) _mm512_mask_storeu_ps(y + (t0 + t) * ldy, keep, acc[t]);
 }
 
+// ---- K-quant scales of 16 rows at once (Q4_K, Q5_K: their units open with prep_k4's 16 bytes).
+
+// Byte permute indices: Z[k] holds rows 4k..4k+3's 16 header bytes (128-bit lane i = row 4k + i).
+// kTr[m]: out byte 16 L + r = byte 4m + L of row r (r mod 8 taken from the Z pair of its half).
+// kDw: out word r = bytes 0-1 of row r (d), word 16 + r = bytes 2-3 (dmin), same r mod 8 rule.
+struct K4Idx {
+  alignas(64) uint8_t tr[4][64];
+  alignas(64) uint8_t dw[64];
+  alignas(64) uint8_t lane[4][64];  // out byte 4r = byte 16 l + r (zero-extension by mask)
+  constexpr K4Idx() : tr{}, dw{}, lane{} {
+    auto src = [](int r, int b) { const int rr = r % 8; return (rr < 4 ? 16 * rr : 64 + 16 * (rr - 4)) + b; };
+    for (int m = 0; m < 4; ++m)
+      for (int pos = 0; pos < 64; ++pos) tr[m][pos] = static_cast<uint8_t>(src(pos % 16, 4 * m + pos / 16));
+    for (int pos = 0; pos < 64; ++pos) dw[pos] = static_cast<uint8_t>(src((pos % 32) / 2, 2 * (pos / 32) + pos % 2));
+    for (int l = 0; l < 4; ++l)
+      for (int pos = 0; pos < 64; ++pos) lane[l][pos] = static_cast<uint8_t>(16 * l + pos / 4);
+  }
+};
+constexpr K4Idx kK4Idx{};
+
+// skm[j] (lanes = the 16 rows at base + r * rb): j < 8 d * scale_j, j >= 8 dmin * min_(j-8) — the
+// values prep_k4 puts in a16 (same byte unpacking, the same float products), gathered by byte
+// permutes instead of 16 per-row preps and a 16 x 16 float transpose.
+inline void k4_scales16(const uint8_t* base, int64_t rb, float (&skm)[kGroup][16]) {
+  __m512i z[4];
+  for (int k = 0; k < 4; ++k) {
+    const uint8_t* p = base + 4 * k * rb;
+    __m512i v = _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+    v = _mm512_inserti32x4(v, _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + rb)), 1);
+    v = _mm512_inserti32x4(v, _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 2 * rb)), 2);
+    z[k] = _mm512_inserti32x4(v, _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 3 * rb)), 3);
+  }
+  const __mmask64 upper_rows = 0xFF00FF00FF00FF00ull;  // byte 16 L + r with r >= 8
+  auto gather = [&](const uint8_t* idx_bytes, __mmask64 upper) {
+    const __m512i idx = _mm512_load_si512(idx_bytes);
+    return _mm512_mask_blend_epi8(upper, _mm512_permutex2var_epi8(z[0], idx, z[1]),
+                                  _mm512_permutex2var_epi8(z[2], idx, z[3]));
+  };
+  const __m512i w0 = gather(kK4Idx.tr[1], upper_rows);  // lane i: byte 4 + i of each row
+  const __m512i w1 = gather(kK4Idx.tr[2], upper_rows);
+  const __m512i w2 = gather(kK4Idx.tr[3], upper_rows);
+  const __m512i dw = gather(kK4Idx.dw, 0xFFFF0000FFFF0000ull);  // words: d of rows 0-15, dmin
+  const __m512 d = _mm512_cvtph_ps(_mm512_castsi512_si256(dw));
+  const __m512 dmin = _mm512_cvtph_ps(_mm512_extracti64x4_epi64(dw, 1));
+  const __m512i m6 = _mm512_set1_epi8(0x3F), m4 = _mm512_set1_epi8(0x0F), m30 = _mm512_set1_epi8(0x30);
+  // Per byte (prep_k4): sc 0-3 = w0 & 63, sc 4-7 = (w2 & 15) | ((w0 >> 6) << 4),
+  //                     m 0-3 = w1 & 63,  m 4-7 = (w2 >> 4) | ((w1 >> 6) << 4).
+  // 16-bit shifts: the masks drop the bits a byte's neighbour shifts in.
+  const __m512i v[4] = {
+      _mm512_and_si512(w0, m6),
+      _mm512_or_si512(_mm512_and_si512(w2, m4), _mm512_and_si512(_mm512_srli_epi16(w0, 2), m30)),
+      _mm512_and_si512(w1, m6),
+      _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(w2, 4), m4), _mm512_and_si512(_mm512_srli_epi16(w1, 2), m30)),
+  };
+  for (int h = 0; h < 4; ++h)
+    for (int l = 0; l < 4; ++l) {
+      const __m512i b = _mm512_maskz_permutexvar_epi8(0x1111111111111111ull, _mm512_load_si512(kK4Idx.lane[l]), v[h]);
+      _mm512_store_ps(skm[4 * h + l], _mm512_mul_ps(_mm512_cvtepi32_ps(b), h < 2 ? d : dmin));
+    }
+}
+
 // ---- one token: natural decode, per-block integers by reduction across 4 rows at a time.
 // Per 4 rows and quad: lane partials -> [rows a..d] per block (reduce4), scales likewise (fp16
 // words blended, one conversion);
@@ -211,17 +272,7 @@ __attribute__((always_inline)) inline void decode_unit(const uint8_t* base, int6
   // minima): one 16 x 16 transpose of the rows' a16 gives every group's scales and minima with
   // lanes = rows (sk[j], -sk[8 + j]); the same values rl_scale / rl_min give the packed path.
   alignas(64) float skm[T::kQuads > 1 ? kGroup : 1][16];  // in memory: not 16 live registers
-  if constexpr (T::kQuads > 1) {
-    __m512i sk[kGroup];
-    const uint8_t* p = base;
-    for (int r = 0; r < kGroup; ++r, p += rb) {
-      St st;
-      T::prep(p, st);
-      sk[r] = _mm512_castps_si512(st.a16);
-    }
-    transpose16(sk);
-    for (int j = 0; j < kGroup; ++j) _mm512_store_si512(skm[j], sk[j]);
-  }
+  if constexpr (T::kQuads > 1) k4_scales16(base, rb, skm);
   for (int q = 0; q < T::kQuads; ++q) {
     const int64_t e = (u * T::kQuads + q) * 128;
     const __m512i x1 = _mm512_loadu_si512(xb + e), x2 = _mm512_loadu_si512(xb + e + 64);
