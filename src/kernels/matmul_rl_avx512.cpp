@@ -360,9 +360,11 @@ __attribute__((noinline)) void decode_group(const GroupRows<T>& g, const XQuant&
   _mm512_mask_storeu_ps(y, keep, acc);
 }
 
-// Decode with strided lanes (rect). kernels_bench decode, streamed, 1 / 2 threads, median of 3-4
-// A/B rounds: Q8_0 +0-12%, Q4_0 +3-11%, Q4_1 0-14%, Q4_K +8-10%; the types with a fifth bit
-// plane read apart from the unit (Q5_0, Q5_1, Q5_K) lost 4-21%, so they keep adjacent rows.
+// Decode with strided lanes (rect). kernels_bench decode, streamed, old and new interleaved per
+// benchmark, median of 4-5 pairs: Q4_0 at 2 threads +6% (ffn_down shape) / +9% (ffn_up shape),
+// Q8_0 +4% at 1 thread and even at 2; whole-suite rounds put Q4_1 and Q4_K at +0-14%. The types
+// with a fifth bit plane read apart from the unit (Q5_0, Q5_1, Q5_K) lost 4-21% (whole-suite
+// rounds), so they keep adjacent rows.
 template <class T>
 constexpr bool kStridedDecode = std::is_same_v<T, Q8_0> || std::is_same_v<T, Q4_0> || std::is_same_v<T, Q4_1> ||
                                 std::is_same_v<T, Q4_K>;
