@@ -1,0 +1,84 @@
+// Tests of `nexttok bench`: llama-bench's JSON rows (a pp test is its own row with n_gen 0, a tg
+// test its own row with n_prompt 0; integer n_prompt / n_gen / n_threads; avg_ts and stddev_ts),
+// every thread count and size of the lists, the bandwidth fields on tg rows only (one probe per
+// repetition), and clear errors for bad lists.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <utility>
+
+#include "support/test_support.h"
+
+namespace nt {
+namespace {
+
+using nlohmann::json;
+
+std::string tiny_model() {
+  const std::string out = test::temp_dir() + "/bench-tiny.gguf";
+  auto r = test::run_nexttok({"synth", "--arch", "llama", "--n-embd", "128", "--n-layer", "2", "--n-head", "4",
+                              "--n-head-kv", "2", "--n-ff", "256", "--ctx", "256", "--vocab",
+                              test::shared_path("vocab/ggml-vocab-llama-spm.gguf"), "--type", "q8_0", "-o", out});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  return out;
+}
+
+TEST(Bench, JsonRowsLikeLlamaBenchWithBandwidthOnTgRows) {
+  NT_REQUIRE_SHARED();
+  const std::string model = tiny_model();
+  auto r = test::run_nexttok({"bench", "-m", model, "-p", "8,16", "-n", "4", "-t", "1,2", "-r", "2", "-o", "json",
+                              "--bandwidth"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const json rows = json::parse(r.out);
+  ASSERT_TRUE(rows.is_array());
+  ASSERT_EQ(rows.size(), 6u) << r.out;  // (pp8, pp16, tg4) x (1, 2 threads)
+  std::set<std::pair<int, std::string>> seen;
+  for (const json& row : rows) {
+    for (const char* k : {"n_prompt", "n_gen", "n_threads"}) ASSERT_TRUE(row.at(k).is_number_integer()) << k;
+    EXPECT_EQ(row.at("model_filename").get<std::string>(), model);
+    const int p = row.at("n_prompt").get<int>(), n = row.at("n_gen").get<int>(), t = row.at("n_threads").get<int>();
+    EXPECT_TRUE((p > 0) != (n > 0)) << "a test is pp or tg, never both: " << row.dump();
+    seen.insert({t, p > 0 ? "pp" + std::to_string(p) : "tg" + std::to_string(n)});
+    EXPECT_GT(row.at("avg_ts").get<double>(), 0.0);
+    EXPECT_GE(row.at("stddev_ts").get<double>(), 0.0);
+    EXPECT_EQ(row.at("samples_ts").size(), 2u);
+    if (n > 0) {
+      ASSERT_TRUE(row.contains("bandwidth_pct")) << row.dump();
+      const double pct = row.at("bandwidth_pct").get<double>();
+      EXPECT_TRUE(std::isfinite(pct) && pct > 0.0) << pct;
+      EXPECT_EQ(row.at("samples_bandwidth_bytes_per_s").size(), 2u);
+      EXPECT_GT(row.at("bandwidth_bytes_per_s").get<double>(), 1e6);
+    } else {
+      EXPECT_FALSE(row.contains("bandwidth_pct")) << "pp rows have no bandwidth share: " << row.dump();
+    }
+  }
+  const std::set<std::pair<int, std::string>> want = {{1, "pp8"}, {1, "pp16"}, {1, "tg4"},
+                                                      {2, "pp8"}, {2, "pp16"}, {2, "tg4"}};
+  EXPECT_EQ(seen, want);
+}
+
+TEST(Bench, MarkdownNamesTheProbe) {
+  NT_REQUIRE_SHARED();
+  const std::string model = tiny_model();
+  auto r = test::run_nexttok({"bench", "-m", model, "-p", "0", "-n", "4", "-t", "1", "-r", "1", "--bandwidth"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("| tg4 |"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("% of BW"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("memory read bandwidth (1 threads), probed beside each tg repetition"), std::string::npos)
+      << r.out;
+}
+
+TEST(Bench, BadListsAreClearErrors) {
+  for (const auto& args : {std::vector<std::string>{"bench", "-p", "12,x"}, std::vector<std::string>{"bench", "-t", "0"},
+                           std::vector<std::string>{"bench", "-n", ",4"}}) {
+    auto r = test::run_nexttok(args);
+    EXPECT_NE(r.rc, 0) << args[1];
+    EXPECT_NE(r.err.find("is not a valid value"), std::string::npos) << args[1] << ": " << r.err;
+  }
+}
+
+}  // namespace
+}  // namespace nt
