@@ -17,13 +17,17 @@ namespace {
 
 using nlohmann::json;
 
+// Synthesized once per test process (the tests only read it).
 std::string tiny_model() {
-  const std::string out = test::temp_dir() + "/bench-tiny.gguf";
-  auto r = test::run_nexttok({"synth", "--arch", "llama", "--n-embd", "128", "--n-layer", "2", "--n-head", "4",
-                              "--n-head-kv", "2", "--n-ff", "256", "--ctx", "256", "--vocab",
-                              test::shared_path("vocab/ggml-vocab-llama-spm.gguf"), "--type", "q8_0", "-o", out});
-  EXPECT_EQ(r.rc, 0) << r.err;
-  return out;
+  static const std::string path = [] {
+    const std::string out = test::temp_dir() + "/bench-tiny.gguf";
+    auto r = test::run_nexttok({"synth", "--arch", "llama", "--n-embd", "128", "--n-layer", "2", "--n-head", "4",
+                                "--n-head-kv", "2", "--n-ff", "256", "--ctx", "256", "--vocab",
+                                test::shared_path("vocab/ggml-vocab-llama-spm.gguf"), "--type", "q8_0", "-o", out});
+    EXPECT_EQ(r.rc, 0) << r.err;
+    return out;
+  }();
+  return path;
 }
 
 TEST(Bench, JsonRowsLikeLlamaBenchWithBandwidthOnTgRows) {
