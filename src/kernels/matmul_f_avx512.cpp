@@ -140,20 +140,27 @@ void rect(const MatArgs& a, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
   // read front to back, which the hardware prefetcher follows better than the software prefetches
   // of 4-row tiles (tg128 at 1 thread, 0.6B F16: 20.9 -> 22.4 t/s; stories15M F16 811 -> 1023).
   // Adjacent rows side by side (2 or 4 streams a row apart) fell to 10-16 t/s; for one token, rows
-  // half the rectangle apart are paired instead (two long streams; one fma chain per row is bound
-  // by the fma latency, two overlap): kernels_bench decode F16 at 1 thread 21 -> 32 GB/s, tg128 on
-  // the 0.6B F16 24.3 -> 26.0 t/s (llama.cpp 24.1). F32 keeps 4-row tiles: one row lost on
+  // far apart share a tile instead (long streams; one fma chain per row is bound by the fma
+  // latency, several overlap). Pairs half the rectangle apart: kernels_bench decode F16 at 1
+  // thread 21 -> 32 GB/s, tg128 on the 0.6B F16 24.3 -> 26.0 t/s (llama.cpp 24.1); quarters: see
+  // strip. F32 keeps 4-row tiles: one row lost on
   // stories15M F32 (1 thread 451 -> 418 t/s, 2 threads 905 -> 725).
   if (t == t1) return;
   const int64_t k = t1 - t;
   auto strip = [&]<int NT>() {
     int64_t r = r0;
     if constexpr (L::kDecodeRows == 1 && NT == 1) {
-      // One token: rows r and r + half in one 2-row tile (two independent fma chains, each still
-      // its output's single chain), so two streams far apart, each front to back.
-      const int64_t half = (r1 - r0) / 2;
-      for (; r < r0 + half; ++r) tile<L, X, 2, 1>(a, r, t, 0, n, nullptr, half);
-      r = r0 + 2 * half;
+      // One token: rows a quarter of the rectangle apart in one 4-row tile (four independent fma
+      // chains, each still its output's single chain), so four streams far apart, each front to
+      // back; a remainder of 2-3 rows pairs rows half of it apart. Against the 2-row pairs:
+      // kernels_bench decode_hot F16 +33% (fma latency hidden), streamed even; tg64 on the 0.6B
+      // F16 at 2 threads +2.9% (10 interleaved pairs, every one above), 1 thread even.
+      const int64_t quarter = (r1 - r0) / 4;
+      for (; r < r0 + quarter; ++r) tile<L, X, 4, 1>(a, r, t, 0, n, nullptr, quarter);
+      r = r0 + 4 * quarter;
+      const int64_t half = (r1 - r) / 2;
+      for (const int64_t rh = r + half; r < rh; ++r) tile<L, X, 2, 1>(a, r, t, 0, n, nullptr, half);
+      r += half;
     }
     if constexpr (L::kDecodeRows > 1)
       for (; r + L::kDecodeRows <= r1; r += L::kDecodeRows) tile<L, X, L::kDecodeRows, NT>(a, r, t, 0, n, nullptr);
