@@ -1,6 +1,7 @@
 // cli/cmd_bench.cpp — `nexttok bench`: prompt-processing (pp) and token-generation (tg) speed like
 // llama-bench: each test is its own row (pp: n_gen 0; tg: n_prompt 0), mean ± stddev over -r
-// repetitions after a warm-up, the context sized to the test. Optional read-bandwidth probe to
+// repetitions after a warm-up, the context sized to the test; -d runs each test on top of that
+// many cached tokens (prefilled, untimed), as llama-bench's n_depth. Optional read-bandwidth probe to
 // show decode as a share of the memory-bandwidth ceiling, probed on the engine's threads right
 // before and after each tg repetition.
 #include <algorithm>
@@ -27,6 +28,7 @@ struct BenchArgs {
   std::string hf_repo;
   std::string prompts = "512";
   std::string gens = "128";
+  std::string depths = "0";
   std::string threads;
   int reps = 5;
   int n_batch = 512;
@@ -52,10 +54,11 @@ Result<std::vector<int>> parse_list(const std::string& s, const char* what, int 
 struct Row {
   std::string model_path, model_type;
   uint64_t model_size = 0, n_params = 0;
-  int n_threads = 0, n_prompt = 0, n_gen = 0;
+  int n_threads = 0, n_prompt = 0, n_gen = 0, n_depth = 0;
   std::vector<double> ns;  // per repetition
   std::vector<double> bw;  // per repetition: bytes/s probed beside it (empty: not measured)
-  uint64_t bytes_per_token = 0;
+  uint64_t bytes_per_token = 0;  // weights read per generated token
+  uint64_t kv_bytes_per_pos = 0;  // K and V bytes read per cached position (attention)
 };
 
 double mean(const std::vector<double>& v) {
@@ -72,12 +75,20 @@ double stddev(const std::vector<double>& v) {
 }
 
 // tg as a share of the read bandwidth: the mean over repetitions of (bytes read per second in the
-// repetition) / (bandwidth probed beside it).
+// repetition) / (bandwidth probed beside it). A generated token reads the weights and the K/V of
+// every cached position: on average n_depth + (n_gen + 1) / 2 of them.
 double bandwidth_pct(const Row& x) {
+  const double kv = double(x.kv_bytes_per_pos) * (x.n_depth + 0.5 * (x.n_gen + 1));
   std::vector<double> pct;
   for (size_t i = 0; i < x.ns.size() && i < x.bw.size(); ++i)
-    pct.push_back(100.0 * x.n_gen * 1e9 / x.ns[i] * double(x.bytes_per_token) / x.bw[i]);
+    pct.push_back(100.0 * x.n_gen * 1e9 / x.ns[i] * (double(x.bytes_per_token) + kv) / x.bw[i]);
   return mean(pct);
+}
+
+// llama-bench's test names: pp512, tg128, "tg128 @ d4096".
+std::string test_name(int p, int n, int d) {
+  std::string s = p > 0 ? "pp" + std::to_string(p) : "tg" + std::to_string(n);
+  return d > 0 ? s + " @ d" + std::to_string(d) : s;
 }
 
 std::string model_type_of(const Model& m) {
@@ -107,6 +118,7 @@ int cmd_bench(int argc, char** argv) {
   app.add_option("--hf-repo", a.hf_repo, "-hf org/repo[:QUANT]: model from the Hugging Face Hub");
   app.add_option("-p,--n-prompt", a.prompts, "prompt sizes (default 512; 0 skips pp)");
   app.add_option("-n,--n-gen", a.gens, "generation lengths (default 128; 0 skips tg)");
+  app.add_option("-d,--n-depth", a.depths, "cached tokens before each test (default 0), e.g. -d 0,4096");
   app.add_option("-t,--threads", a.threads, "thread counts (default: physical cores)");
   app.add_option("-r,--repetitions", a.reps, "repetitions per test (default 5)")->check(CLI::Range(1, 1000));
   app.add_option("-b,--batch-size", a.n_batch, "prefill chunk size (default 512)")->check(CLI::PositiveNumber);
@@ -120,6 +132,8 @@ int cmd_bench(int argc, char** argv) {
   if (!pp) return fail("bench", pp.error().message);
   auto tg = parse_list(a.gens, "-n", 0);
   if (!tg) return fail("bench", tg.error().message);
+  auto depth = parse_list(a.depths, "-d", 0);
+  if (!depth) return fail("bench", depth.error().message);
   std::vector<int> threads = {ThreadPool::default_threads()};
   if (!a.threads.empty()) {
     auto t = parse_list(a.threads, "-t", 1);
@@ -131,9 +145,10 @@ int cmd_bench(int argc, char** argv) {
   for (const auto& m : a.models) model_args.push_back(ModelArgs{m, ""});
   if (model_args.empty()) model_args.push_back(ModelArgs{});
 
-  int max_p = 0, max_n = 0;
+  int max_p = 0, max_n = 0, max_d = 0;
   for (int p : *pp) max_p = std::max(max_p, p);
   for (int n : *tg) max_n = std::max(max_n, n);
+  for (int d : *depth) max_d = std::max(max_d, d);
   std::vector<Row> rows;
   std::map<int, std::vector<double>> bw_by_threads;  // every probe, per thread count
   const bool md = a.output == "md";
@@ -146,7 +161,7 @@ int cmd_bench(int argc, char** argv) {
     for (int nt : threads) {
       EngineArgs ea;
       ea.n_threads = nt;
-      ea.n_ctx = std::max(max_p, max_n) + 1;
+      ea.n_ctx = max_d + std::max(max_p, max_n) + 1;
       ea.n_batch = a.n_batch;
       ea.cache_type_k = a.cache_type_k;
       ea.cache_type_v = a.cache_type_v;
@@ -165,6 +180,7 @@ int cmd_bench(int argc, char** argv) {
       base.bytes_per_token = base.model_size;
       if (!model.weights().tied_output)
         base.bytes_per_token -= model.weights().tok_embd.row_bytes * uint64_t(model.weights().tok_embd.n_rows);
+      base.kv_bytes_per_pos = eng.kv_bytes_for(1);
       // The probe runs on the engine's threads (a second pool would spin beside them).
       std::unique_ptr<ReadProbe> probe;
       if (a.bandwidth) probe = std::make_unique<ReadProbe>(eng.pool());
@@ -174,10 +190,11 @@ int cmd_bench(int argc, char** argv) {
         rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17;
         return static_cast<int32_t>(rng % static_cast<uint64_t>(n_vocab));
       };
-      auto run_test = [&](int n_prompt, int n_gen) -> Result<Row> {
+      auto run_test = [&](int n_prompt, int n_gen, int n_depth) -> Result<Row> {
         Row r = base;
         r.n_prompt = n_prompt;
         r.n_gen = n_gen;
+        r.n_depth = n_depth;
         // A tg repetition's ceiling: the mean of the probes right before and right after it
         // (each the best of 3 passes over 512 MiB), so that drift between minutes cancels out.
         const bool probed = probe && n_gen > 0;
@@ -185,6 +202,12 @@ int cmd_bench(int argc, char** argv) {
         for (int rep = -1; rep < a.reps; ++rep) {  // rep -1: warm-up
           if (probed && rep == 0) bw_before = probe->measure(3);
           const int seq = eng.new_sequence();
+          if (n_depth > 0) {  // the cached context, untimed
+            std::vector<int32_t> toks(static_cast<size_t>(n_depth));
+            for (auto& t : toks) t = next_token();
+            auto lg = eng.append(seq, toks.data(), n_depth);
+            if (!lg) return lg.error();
+          }
           const auto t0 = std::chrono::steady_clock::now();
           if (n_prompt > 0) {
             std::vector<int32_t> toks(static_cast<size_t>(n_prompt));
@@ -213,11 +236,14 @@ int cmd_bench(int argc, char** argv) {
         }
         return r;
       };
-      std::vector<std::pair<int, int>> tests;
-      for (int p : *pp) if (p > 0) tests.push_back({p, 0});
-      for (int n : *tg) if (n > 0) tests.push_back({0, n});
-      for (auto [p, n] : tests) {
-        auto r = run_test(p, n);
+      struct Test { int p, n, d; };
+      std::vector<Test> tests;
+      for (int d : *depth) {
+        for (int p : *pp) if (p > 0) tests.push_back({p, 0, d});
+        for (int n : *tg) if (n > 0) tests.push_back({0, n, d});
+      }
+      for (auto [p, n, d] : tests) {
+        auto r = run_test(p, n, d);
         if (!r) return fail("bench", r.error().message);
         rows.push_back(*r);
         const Row& x = rows.back();
@@ -231,7 +257,7 @@ int cmd_bench(int argc, char** argv) {
                       format_bytes(x.model_size).c_str(),
                       x.n_params >= 1000000000 ? str_printf("%.2f B", x.n_params / 1e9).c_str()
                                                : str_printf("%.2f M", x.n_params / 1e6).c_str(),
-                      nt, (p > 0 ? "pp" + std::to_string(p) : "tg" + std::to_string(n)).c_str(), mean(ts),
+                      nt, test_name(p, n, d).c_str(), mean(ts),
                       stddev(ts), bwcol.c_str());
           std::fflush(stdout);
         }
@@ -253,7 +279,7 @@ int cmd_bench(int argc, char** argv) {
     nlohmann::json j = {{"model_filename", x.model_path}, {"model_type", x.model_type}, {"model_size", x.model_size},
                         {"model_n_params", x.n_params}, {"n_batch", a.n_batch}, {"n_threads", x.n_threads},
                         {"type_k", to_lower(a.cache_type_k)}, {"type_v", to_lower(a.cache_type_v)},
-                        {"n_prompt", x.n_prompt}, {"n_gen", x.n_gen}, {"avg_ns", mean(x.ns)},
+                        {"n_prompt", x.n_prompt}, {"n_gen", x.n_gen}, {"n_depth", x.n_depth}, {"avg_ns", mean(x.ns)},
                         {"stddev_ns", stddev(x.ns)}, {"avg_ts", mean(ts)}, {"stddev_ts", stddev(ts)},
                         {"samples_ns", x.ns}, {"samples_ts", ts}, {"simd", kernels_simd_level()}};
     if (!x.bw.empty()) {

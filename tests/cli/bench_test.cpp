@@ -1,5 +1,6 @@
 // Tests of `nexttok bench`: llama-bench's JSON rows (a pp test is its own row with n_gen 0, a tg
-// test its own row with n_prompt 0; integer n_prompt / n_gen / n_threads; avg_ts and stddev_ts),
+// test its own row with n_prompt 0; integer n_prompt / n_gen / n_threads / n_depth; avg_ts and
+// stddev_ts; -d depths),
 // every thread count and size of the lists, the bandwidth fields on tg rows only (one probe per
 // repetition), and clear errors for bad lists.
 #include <gtest/gtest.h>
@@ -62,6 +63,32 @@ TEST(Bench, JsonRowsLikeLlamaBenchWithBandwidthOnTgRows) {
   const std::set<std::pair<int, std::string>> want = {{1, "pp8"}, {1, "pp16"}, {1, "tg4"},
                                                       {2, "pp8"}, {2, "pp16"}, {2, "tg4"}};
   EXPECT_EQ(seen, want);
+}
+
+// -d: each test again on top of that many cached tokens, named and counted as llama-bench does.
+TEST(Bench, DepthRowsLikeLlamaBench) {
+  NT_REQUIRE_SHARED();
+  const std::string model = tiny_model();
+  auto r = test::run_nexttok({"bench", "-m", model, "-p", "8", "-n", "4", "-d", "0,16", "-t", "1", "-r", "1", "-o",
+                              "json", "--bandwidth"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const json rows = json::parse(r.out);
+  ASSERT_EQ(rows.size(), 4u) << r.out;
+  std::set<std::pair<int, std::string>> seen;
+  for (const json& row : rows) {
+    ASSERT_TRUE(row.at("n_depth").is_number_integer());
+    const int p = row.at("n_prompt").get<int>(), d = row.at("n_depth").get<int>();
+    seen.insert({d, p > 0 ? "pp" : "tg"});
+    EXPECT_GT(row.at("avg_ts").get<double>(), 0.0);
+  }
+  const std::set<std::pair<int, std::string>> want = {{0, "pp"}, {0, "tg"}, {16, "pp"}, {16, "tg"}};
+  EXPECT_EQ(seen, want);
+  auto md = test::run_nexttok({"bench", "-m", model, "-p", "0", "-n", "4", "-d", "16", "-t", "1", "-r", "1"});
+  ASSERT_EQ(md.rc, 0) << md.err;
+  EXPECT_NE(md.out.find("| tg4 @ d16 |"), std::string::npos) << md.out;
+  auto bad = test::run_nexttok({"bench", "-m", model, "-d", "x"});
+  EXPECT_NE(bad.rc, 0);
+  EXPECT_NE(bad.err.find("-d: 'x' is not a valid value"), std::string::npos) << bad.err;
 }
 
 TEST(Bench, MarkdownNamesTheProbe) {
