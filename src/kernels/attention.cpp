@@ -133,15 +133,20 @@ void attention(const float* q, int n_head, int n_head_kv, int head_dim, int head
       while (n_run < kMaxRun && h + n_run < head_end && (h + n_run) / group == kvh) ++n_run;
       const size_t k_off = dtype_row_bytes(k_type, static_cast<uint64_t>(kvh) * head_dim);
       const size_t v_off = dtype_row_bytes(v_type, static_cast<uint64_t>(kvh) * head_dim);
+      const float* qs[kMaxRun];
+      float* sc[kMaxRun];
+      float mx[kMaxRun];
+      for (int g = 0; g < n_run; ++g) {
+        qs[g] = q + static_cast<int64_t>(h + g) * head_dim;
+        sc[g] = scores.data() + static_cast<size_t>(g) * n_kv;
+      }
+      fast.scores(spans, n_spans, n_kv, k_row_bytes, k_off, qs, n_run, scale, sc, mx);
       const float* p[kMaxRun];
       float* o[kMaxRun];
       float inv[kMaxRun];
       for (int g = 0; g < n_run; ++g) {
-        float* sc = scores.data() + static_cast<size_t>(g) * n_kv;
-        const float mx = fast.scores(spans, n_spans, n_kv, k_row_bytes, k_off, q + static_cast<int64_t>(h + g) * head_dim,
-                                     scale, sc);
-        inv[g] = 1.0f / detail::exp_sum(sc, n_kv, mx);
-        p[g] = sc;
+        inv[g] = 1.0f / detail::exp_sum(sc[g], n_kv, mx[g]);
+        p[g] = sc[g];
         o[g] = out + static_cast<int64_t>(h + g) * head_dim;
       }
       fast.weighted(spans, n_spans, n_kv, v_row_bytes, v_off, p, n_run, o);

@@ -4,8 +4,8 @@
 // positions (no load/store of the output per position). Per element they run exactly the
 // sequence of kv_dot / kv_axpy (16-lane FMA in dimension order + hsum512; output FMAs in position
 // order from zero), so results are bit-identical to the row-op path. Scores reduce 16 positions'
-// sums together (same pairings as hsum512); the weighted pass serves the query heads of one KV head
-// together (one V load for all).
+// sums together (same pairings as hsum512); both passes serve the query heads of one KV head
+// together (one K or V load for all).
 #include "kernels/kernels_internal.h"
 #include "kernels/simd_avx512.h"
 
@@ -96,6 +96,79 @@ float scores_rows(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_byt
   return mb > mx ? mb : mx;
 }
 
+// scores_rows for G query heads sharing one KV head, in one pass over K: each K row is loaded and
+// widened once for all G heads (a head's slice of a cached row is a few lines of a row holding
+// every KV head, so three passes read K from memory about three times: 20 layers x 2048 cached
+// positions of the 0.6B shape, one thread, 7.7 -> 5.7 ms per token; tg32 @ d2048 on the 0.6B
+// Q4_0 at 2 threads 54.2 -> 72.9 t/s, 3 interleaved pairs) (tiles of 4 positions x G heads; the 16-position block's
+// accumulators wait in memory for hsum512_x16). Per head and position exactly the sequence of
+// scores_rows (the fma chain over head_dim in order, the same horizontal sums, * scale), so the
+// scores and their maximum are bit-identical. mx[g] = the maximum of head g's scores.
+template <int NV, bool kF16, int G>
+void scores_rows_g(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_bytes, size_t off,
+                   const float* const* q, float scale, float* const* scores, float* mx) {
+  float mxs[G];
+  __m512 mxv[G];
+  for (int g = 0; g < G; ++g) {
+    mxs[g] = -__builtin_inff();
+    mxv[g] = _mm512_set1_ps(-__builtin_inff());
+  }
+  const uint8_t* blk[16];
+  int n_blk = 0;
+  int32_t blk_pos = 0;  // position of blk[0]
+  alignas(64) float part[G][16][16];  // [head][position in block][lane]
+  for_each_row<false>(spans, n_spans, n_kv, row_bytes, off, [&](int32_t pos, const uint8_t* row) {
+    if (n_blk == 0) blk_pos = pos;
+    blk[n_blk++] = row;
+    if (n_blk < 16) return;
+    n_blk = 0;
+    for (int p0 = 0; p0 < 16; p0 += 4) {
+      __m512 acc[G][4];
+      for (int g = 0; g < G; ++g)
+        for (int i = 0; i < 4; ++i) acc[g][i] = _mm512_setzero_ps();
+      for (int j = 0; j < NV; ++j) {
+        __m512 k[4];
+        for (int i = 0; i < 4; ++i) k[i] = load16<kF16>(blk[p0 + i], 16 * j);
+        for (int g = 0; g < G; ++g) {
+          const __m512 qv = _mm512_loadu_ps(q[g] + 16 * j);
+          for (int i = 0; i < 4; ++i) acc[g][i] = _mm512_fmadd_ps(k[i], qv, acc[g][i]);
+        }
+      }
+      for (int g = 0; g < G; ++g)
+        for (int i = 0; i < 4; ++i) _mm512_store_ps(part[g][p0 + i], acc[g][i]);
+    }
+    for (int g = 0; g < G; ++g) {
+      __m512 a[16];
+      for (int p = 0; p < 16; ++p) a[p] = _mm512_load_ps(part[g][p]);
+      const __m512 sc = _mm512_mul_ps(hsum512_x16(a), _mm512_set1_ps(scale));
+      _mm512_storeu_ps(scores[g] + blk_pos, sc);
+      mxv[g] = _mm512_max_ps(sc, mxv[g]);  // a NaN score lane keeps mxv, as in scores_rows
+    }
+  });
+  for (int p = 0; p < n_blk; ++p)
+    for (int g = 0; g < G; ++g) {
+      __m512 acc = _mm512_setzero_ps();
+      for (int j = 0; j < NV; ++j) acc = _mm512_fmadd_ps(load16<kF16>(blk[p], 16 * j), _mm512_loadu_ps(q[g] + 16 * j), acc);
+      const float sc = hsum512(acc) * scale;
+      scores[g][blk_pos + p] = sc;
+      mxs[g] = sc > mxs[g] ? sc : mxs[g];
+    }
+  for (int g = 0; g < G; ++g) {
+    const float mb = _mm512_reduce_max_ps(mxv[g]);
+    mx[g] = mb > mxs[g] ? mb : mxs[g];
+  }
+}
+template <int NV, bool kF16>
+void scores_group(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_bytes, size_t off, const float* const* q,
+                  int n_g, float scale, float* const* scores, float* mx) {
+  if constexpr (NV <= 8) {  // 4 x G accumulators, 4 K rows and a q register
+    if (n_g == 2) return scores_rows_g<NV, kF16, 2>(spans, n_spans, n_kv, row_bytes, off, q, scale, scores, mx);
+    if (n_g == 3) return scores_rows_g<NV, kF16, 3>(spans, n_spans, n_kv, row_bytes, off, q, scale, scores, mx);
+    if (n_g == 4) return scores_rows_g<NV, kF16, 4>(spans, n_spans, n_kv, row_bytes, off, q, scale, scores, mx);
+  }
+  for (int g = 0; g < n_g; ++g) mx[g] = scores_rows<NV, kF16>(spans, n_spans, n_kv, row_bytes, off, q[g], scale, scores[g]);
+}
+
 // out = sum over the first n_kv positions, in order, of p[pos] * V[pos].
 template <int NV, bool kF16>
 void weighted_rows(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_bytes, size_t off, const float* p,
@@ -141,8 +214,8 @@ void weighted_group(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_b
 template <int NV>
 AttnRowKernels kernels_for(DType k_type, DType v_type) {
   AttnRowKernels r;
-  if (k_type == DType::F16) r.scores = scores_rows<NV, true>;
-  else if (k_type == DType::F32) r.scores = scores_rows<NV, false>;
+  if (k_type == DType::F16) r.scores = scores_group<NV, true>;
+  else if (k_type == DType::F32) r.scores = scores_group<NV, false>;
   if (v_type == DType::F16) r.weighted = weighted_group<NV, true>;
   else if (v_type == DType::F32) r.weighted = weighted_group<NV, false>;
   return r;

@@ -63,8 +63,9 @@ KvRowOps kv_row_ops_avx512();
 // maximum), and out[g] = sum of p[g][pos] * V[pos] for n_g query heads sharing that KV head.
 // Bit-identical to the KvRowOps loop. Null where the ISA has no version for that head_dim / row type.
 struct AttnRowKernels {
-  float (*scores)(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_bytes, size_t off, const float* q,
-                  float scale, float* scores) = nullptr;
+  // scores[g][pos] = dot(q[g], K[pos]) * scale for n_g query heads of one KV head; mx[g] = their maximum.
+  void (*scores)(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_bytes, size_t off, const float* const* q,
+                 int n_g, float scale, float* const* scores, float* mx) = nullptr;
   void (*weighted)(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_bytes, size_t off,
                    const float* const* p, int n_g, float* const* out) = nullptr;
 };

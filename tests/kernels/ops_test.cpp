@@ -184,7 +184,7 @@ TEST(Ops, AttentionMatchesReferenceOverSpans) {
 // The AVX-512 score pass reduces 16 positions' sums together: every score must equal, bit for bit,
 // the documented per-position sequence (16-lane fma in dimension order, then hsum512's pairing:
 // lane i + i+8, + i+4, + i+2, + i+1), emulated here in scalar float. Positions in whole blocks of
-// 16 and in the tail, spans of uneven sizes.
+// 16 and in the tail, spans of uneven sizes, one to five query heads per call.
 TEST(Ops, AttentionScoresAreTheDocumentedSequence) {
   if (cpu_max_simd_level() < SimdLevel::Avx512) GTEST_SKIP() << "no AVX-512 on this CPU";
   for (DType kt : {DType::F32, DType::F16}) {
@@ -198,27 +198,44 @@ TEST(Ops, AttentionScoresAreTheDocumentedSequence) {
         convert_row_from_f32(kt, kr.data(), K.data() + p * kb, head_dim);
         convert_row_to_f32(kt, K.data() + p * kb, kf.data() + static_cast<size_t>(p) * head_dim, head_dim);
       }
-      const auto q = random_activations(head_dim, 8, 0.5f);
       const float scale = 0.0883883f;
       KvSpan spans[3] = {{K.data(), nullptr, 7}, {K.data() + 7 * kb, nullptr, 20}, {K.data() + 27 * kb, nullptr, n_pos - 27}};
       const detail::AttnRowKernels fast = detail::attn_row_kernels_avx512(head_dim, kt, kt);
       ASSERT_NE(fast.scores, nullptr);
-      std::vector<float> sc(n_pos);
-      const float mx = fast.scores(spans, 3, n_pos, kb, 0, q.data(), scale, sc.data());
-      float want_mx = -INFINITY;
-      for (int p = 0; p < n_pos; ++p) {
-        float acc[16] = {};
-        for (int j = 0; j < head_dim; j += 16)
-          for (int l = 0; l < 16; ++l) acc[l] = std::fmaf(kf[static_cast<size_t>(p) * head_dim + j + l], q[j + l], acc[l]);
-        float a[8], b[4], c[2];
-        for (int i = 0; i < 8; ++i) a[i] = acc[i] + acc[i + 8];
-        for (int i = 0; i < 4; ++i) b[i] = a[i] + a[i + 4];
-        for (int i = 0; i < 2; ++i) c[i] = b[i] + b[i + 2];
-        const float want = (c[0] + c[1]) * scale;
-        EXPECT_EQ(sc[p], want) << dtype_name(kt) << " head_dim " << head_dim << " position " << p;
-        want_mx = std::fmax(want_mx, want);
+      // 1 to 5 query heads of the KV head in one call (2-4 share each K row's load).
+      for (int n_g = 1; n_g <= 5; ++n_g) {
+        std::vector<std::vector<float>> qg, sc;
+        std::vector<const float*> qp;
+        std::vector<float*> sp;
+        for (int g = 0; g < n_g; ++g) {
+          qg.push_back(random_activations(head_dim, 8 + g, 0.5f));
+          sc.emplace_back(n_pos);
+        }
+        for (int g = 0; g < n_g; ++g) {
+          qp.push_back(qg[g].data());
+          sp.push_back(sc[g].data());
+        }
+        std::vector<float> mx(n_g);
+        fast.scores(spans, 3, n_pos, kb, 0, qp.data(), n_g, scale, sp.data(), mx.data());
+        for (int g = 0; g < n_g; ++g) {
+          const std::vector<float>& q = qg[g];
+          float want_mx = -INFINITY;
+          for (int p = 0; p < n_pos; ++p) {
+            float acc[16] = {};
+            for (int j = 0; j < head_dim; j += 16)
+              for (int l = 0; l < 16; ++l) acc[l] = std::fmaf(kf[static_cast<size_t>(p) * head_dim + j + l], q[j + l], acc[l]);
+            float a[8], b[4], c[2];
+            for (int i = 0; i < 8; ++i) a[i] = acc[i] + acc[i + 8];
+            for (int i = 0; i < 4; ++i) b[i] = a[i] + a[i + 4];
+            for (int i = 0; i < 2; ++i) c[i] = b[i] + b[i + 2];
+            const float want = (c[0] + c[1]) * scale;
+            EXPECT_EQ(sc[g][p], want) << dtype_name(kt) << " head_dim " << head_dim << " heads " << n_g << " head " << g
+                                      << " position " << p;
+            want_mx = std::fmax(want_mx, want);
+          }
+          EXPECT_EQ(mx[g], want_mx) << n_g << " heads, head " << g;
+        }
       }
-      EXPECT_EQ(mx, want_mx);
     }
   }
 }
