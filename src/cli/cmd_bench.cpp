@@ -195,25 +195,25 @@ int cmd_bench(int argc, char** argv) {
         r.n_prompt = n_prompt;
         r.n_gen = n_gen;
         r.n_depth = n_depth;
-        // A tg repetition's ceiling: the mean of the probes right before and right after it
-        // (each the best of 3 passes over 512 MiB), so that drift between minutes cancels out.
+        // A tg repetition's ceiling: the mean of the probes right before and right after its timed
+        // part (each the best of 3 passes over 512 MiB), so that drift between minutes cancels out.
         const bool probed = probe && n_gen > 0;
-        double bw_before = 0;
+        auto append_random = [&](int seq, int n) -> Status {
+          std::vector<int32_t> toks(static_cast<size_t>(n));
+          for (auto& t : toks) t = next_token();
+          auto lg = eng.append(seq, toks.data(), n);
+          if (!lg) return lg.error();
+          return {};
+        };
         for (int rep = -1; rep < a.reps; ++rep) {  // rep -1: warm-up
-          if (probed && rep == 0) bw_before = probe->measure(3);
           const int seq = eng.new_sequence();
-          if (n_depth > 0) {  // the cached context, untimed
-            std::vector<int32_t> toks(static_cast<size_t>(n_depth));
-            for (auto& t : toks) t = next_token();
-            auto lg = eng.append(seq, toks.data(), n_depth);
-            if (!lg) return lg.error();
-          }
+          // The cached context, untimed.
+          if (n_depth > 0)
+            if (Status st = append_random(seq, n_depth); !st) return st.error();
+          const double bw_before = probed && rep >= 0 ? probe->measure(3) : 0;
           const auto t0 = std::chrono::steady_clock::now();
           if (n_prompt > 0) {
-            std::vector<int32_t> toks(static_cast<size_t>(n_prompt));
-            for (auto& t : toks) t = next_token();
-            auto lg = eng.append(seq, toks.data(), n_prompt);
-            if (!lg) return lg.error();
+            if (Status st = append_random(seq, n_prompt); !st) return st.error();
           } else {
             int32_t t = next_token();
             const int n = rep < 0 ? std::min(n_gen, 4) : n_gen;
@@ -230,8 +230,7 @@ int cmd_bench(int argc, char** argv) {
             const double bw_after = probe->measure(3);
             r.bw.push_back(0.5 * (bw_before + bw_after));
             bw_by_threads[nt].push_back(bw_before);
-            if (rep + 1 == a.reps) bw_by_threads[nt].push_back(bw_after);
-            bw_before = bw_after;
+            bw_by_threads[nt].push_back(bw_after);
           }
         }
         return r;

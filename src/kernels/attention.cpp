@@ -141,15 +141,13 @@ void attention(const float* q, int n_head, int n_head_kv, int head_dim, int head
         sc[g] = scores.data() + static_cast<size_t>(g) * n_kv;
       }
       fast.scores(spans, n_spans, n_kv, k_row_bytes, k_off, qs, n_run, scale, sc, mx);
-      const float* p[kMaxRun];
       float* o[kMaxRun];
       float inv[kMaxRun];
       for (int g = 0; g < n_run; ++g) {
-        inv[g] = 1.0f / detail::exp_sum(sc[g], n_kv, mx[g]);
-        p[g] = sc[g];
+        inv[g] = 1.0f / detail::exp_sum(sc[g], n_kv, mx[g]);  // sc[g]: the weights p of head h + g
         o[g] = out + static_cast<int64_t>(h + g) * head_dim;
       }
-      fast.weighted(spans, n_spans, n_kv, v_row_bytes, v_off, p, n_run, o);
+      fast.weighted(spans, n_spans, n_kv, v_row_bytes, v_off, sc, n_run, o);
       for (int g = 0; g < n_run; ++g)
         for (int i = 0; i < head_dim; ++i) o[g][i] *= inv[g];
       h += n_run;
