@@ -360,6 +360,81 @@ __attribute__((noinline)) void decode_group(const GroupRows<T>& g, const XQuant&
   _mm512_mask_storeu_ps(y, keep, acc);
 }
 
+// ---- one token, four rows at a time: four weight streams per thread, not sixteen. A core's
+// read bandwidth falls with the number of streams it walks at once: a pure read of 136-byte units
+// with the next row prefetched, this Zen 5, median of 7 interleaved runs, 1 / 2 threads: 4 streams
+// per thread 39 / 74 GB/s, 8 streams 35 / 67, 16 streams 26 / 49.
+// Rows i < 4 of one unit: row i at p + i * rb. The same per-row float sequence as the packed path
+// (per block: acc = fma(float(isum), s * dx, acc), then the min term), with lanes = the 4 rows:
+// one chain of 4 dependent fma per unit, which bounds the compute of the smaller units (Q4_0,
+// Q4_1: weights in L2 17% slower than 16-row groups, and no faster from memory), so only Q8_0
+// takes this path (kQuartetDecode).
+template <class T>
+__attribute__((always_inline)) inline void quartet_unit(const uint8_t* p, int64_t rb, int64_t u, const uint8_t* xb,
+                                                        const int32_t* ls, const float* dx, const float* gg,
+                                                        __m128& acc) {
+  static_assert(T::kQuads == 1);
+  const int64_t e = u * 128;
+  const __m512i x1 = _mm512_loadu_si512(xb + e), x2 = _mm512_loadu_si512(xb + e + 64);
+  const __m512i l = _mm512_loadu_si512(ls + e / 8);
+  __m512i is[4];
+  __m512i hs = _mm512_setzero_si512(), hm = _mm512_setzero_si512();  // fp16 words 4k + i
+  for (int i = 0; i < 4; ++i, p += rb) {
+    __m512i z0, z1, w1, w2;
+    load_unit<T::kUnitBytes>(p, z0, z1);
+    __asm__("" : "+v"(z0), "+v"(z1));  // as in decode_unit: one load per part, not one per permute
+    T::quad_z(z0, z1, p, w1, w2);
+    const __mmask32 row_i = 0x1111u << i;
+    hs = _mm512_mask_mov_epi16(hs, row_i, block_words<T::kBlockBytes, 0>(z0, z1));
+    if constexpr (T::kMin > 0) hm = _mm512_mask_mov_epi16(hm, row_i, block_words<T::kBlockBytes, 2>(z0, z1));
+    is[i] = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(l, w1, x1), w2, x2);
+  }
+  // Lane 4k + i: row i, block 4u + k.
+  const __m512 a = _mm512_cvtepi32_ps(reduce4(is[0], is[1], is[2], is[3]));
+  const __m512 b = _mm512_mul_ps(_mm512_cvtph_ps(_mm512_castsi512_si256(hs)),
+                                 _mm512_permutexvar_ps(idx4x4(), _mm512_castps128_ps512(_mm_loadu_ps(dx + 4 * u))));
+  __m512 mn = _mm512_setzero_ps(), g = _mm512_setzero_ps();
+  if constexpr (T::kMin > 0) {
+    mn = _mm512_cvtph_ps(_mm512_castsi512_si256(hm));
+    g = _mm512_permutexvar_ps(idx4x4(), _mm512_castps128_ps512(_mm_loadu_ps(gg + 4 * u)));
+  }
+  acc = _mm_fmadd_ps(_mm512_castps512_ps128(a), _mm512_castps512_ps128(b), acc);
+  if constexpr (T::kMin > 0) acc = _mm_fmadd_ps(_mm512_castps512_ps128(mn), _mm512_castps512_ps128(g), acc);
+  acc = _mm_fmadd_ps(_mm512_extractf32x4_ps(a, 1), _mm512_extractf32x4_ps(b, 1), acc);
+  if constexpr (T::kMin > 0) acc = _mm_fmadd_ps(_mm512_extractf32x4_ps(mn, 1), _mm512_extractf32x4_ps(g, 1), acc);
+  acc = _mm_fmadd_ps(_mm512_extractf32x4_ps(a, 2), _mm512_extractf32x4_ps(b, 2), acc);
+  if constexpr (T::kMin > 0) acc = _mm_fmadd_ps(_mm512_extractf32x4_ps(mn, 2), _mm512_extractf32x4_ps(g, 2), acc);
+  acc = _mm_fmadd_ps(_mm512_extractf32x4_ps(a, 3), _mm512_extractf32x4_ps(b, 3), acc);
+  if constexpr (T::kMin > 0) acc = _mm_fmadd_ps(_mm512_extractf32x4_ps(mn, 3), _mm512_extractf32x4_ps(g, 3), acc);
+}
+
+// Rows row0 + i * rb (i < 4) for one token into out[0, 4); each stream prefetches `ahead` bytes on.
+template <class T>
+__attribute__((noinline)) void decode_quartet(const uint8_t* row0, int64_t rb, int64_t row_bytes, int64_t n_cols,
+                                              int64_t ahead, const XQuant& xq, int64_t t, float* out) {
+  const uint8_t* xb = reinterpret_cast<const uint8_t*>(xq.qs(t));
+  const int32_t* ls = xq.ls(t);
+  const float* dx = xq.dx(t);
+  const float* gg = xq.g32(t);
+  const int64_t n_full = n_cols / 128, n_units = (n_cols + 127) / 128;
+  __m128 acc = _mm_setzero_ps();
+  for (int64_t u = 0; u < n_full; ++u) {
+    const uint8_t* base = row0 + u * T::kUnitBytes;
+    const uint8_t* pf = base + ahead;
+    for (int r = 0; r < 4; ++r, pf += rb)
+      for (int k = 0; k < T::kUnitBytes; k += 64) _mm_prefetch(reinterpret_cast<const char*>(pf + k), _MM_HINT_T0);
+    quartet_unit<T>(base, rb, u, xb, ls, dx, gg, acc);
+  }
+  if (n_units > n_full) {  // the rows' tails side by side, zero-padded (d = 0; x padding is 0)
+    alignas(64) uint8_t tail[4][(T::kUnitBytes + 63) / 64 * 64];
+    for (int r = 0; r < 4; ++r)
+      copy_padded<static_cast<int>(sizeof tail[0])>(tail[r], row0 + r * rb + n_full * T::kUnitBytes,
+                                                     row_bytes - n_full * T::kUnitBytes);
+    quartet_unit<T>(&tail[0][0], sizeof tail[0], n_full, xb, ls, dx, gg, acc);
+  }
+  _mm_storeu_ps(out, acc);
+}
+
 // Decode with strided lanes (rect). kernels_bench decode, streamed, old and new interleaved per
 // benchmark, median of 4-5 pairs: Q4_0 at 2 threads +6% (ffn_down shape) / +9% (ffn_up shape),
 // Q8_0 +4% at 1 thread and even at 2; whole-suite rounds put Q4_1 and Q4_K at +0-14%. The types
@@ -370,10 +445,30 @@ constexpr bool kStridedDecode = std::is_same_v<T, Q8_0> || std::is_same_v<T, Q4_
                                 std::is_same_v<T, Q4_K>;
 
 template <class T>
+constexpr bool kQuartetDecode = std::is_same_v<T, Q8_0>;
+
+template <class T>
 void rect(const MatArgs& a, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
   const int64_t n_tok = t1 - t0;
   if (n_tok < kPackMinTokens) {
     const int64_t n = r1 - r0;
+    if constexpr (T::kQuads == 1) {
+      if (kQuartetDecode<T> && n % 4 == 0 && n >= 8) {
+        // Four streams, each a quarter of the rectangle walked row by row (row j of every quarter,
+        // then row j + 1: each stream reads on where it left off and prefetches its next row).
+        const int64_t step = n / 4, row_bytes = static_cast<int64_t>(a.w.row_bytes);
+        for (int64_t j = 0; j < step; ++j) {
+          const uint8_t* row0 = a.w.data + (r0 + j) * row_bytes;
+          for (int64_t t = t0; t < t1; ++t) {
+            alignas(16) float out[4];
+            decode_quartet<T>(row0, step * row_bytes, row_bytes, a.w.n_cols, row_bytes, *a.xq, t, out);
+            float* y = a.y + t * a.ldy + r0 + j;
+            for (int r = 0; r < 4; ++r) y[r * step] = out[r];
+          }
+        }
+        return;
+      }
+    }
     if (kStridedDecode<T> && n % kGroup == 0 && n > kGroup) {
       // Strided lanes: group j holds rows r0 + j + r * step, so its 16 lanes read 16 streams a
       // rectangle-sixteenth apart, each walking its rows in order (and prefetching its next row),

@@ -85,8 +85,10 @@ TEST_P(MatmulTypes, BitIdenticalAcrossTokenCountsAndThreads) {
 }
 
 // Decode on tall matrices: rectangles of more than one 16-row lane group, where the one-token path
-// may put rows a rectangle-sixteenth apart into one group's lanes (strided lanes), and a partial
-// last rectangle. Every decoded token must equal its row of a multi-token (packed) product.
+// may put rows a rectangle-sixteenth apart into one group's lanes (strided lanes) or read four rows
+// a quarter of the rectangle apart with their own fma chain (Q8_0 quartets, with the zero-padded
+// tail unit of 288 columns), and a partial last rectangle. Every decoded token must equal its row
+// of a multi-token (packed) product.
 TEST_P(MatmulTypes, DecodeOnTallMatricesEqualsPrefill) {
   const DType type = GetParam();
   LevelGuard guard;
