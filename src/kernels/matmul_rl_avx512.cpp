@@ -1,17 +1,21 @@
 // kernels/matmul_rl_avx512.cpp — "row-lane" quantized matmul (AVX-512 VNNI) for the weight types
-// with one scale (and min) per 32 elements: Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K. Each zmm
-// lane holds one weight row, so one output (row r, token t) is
-//   acc = 0; for each 32-block b in order:
-//     acc = fma(float(isum_b), s_rb * dx_tb, acc)       isum_b: the exact integer block dot
-//     acc = fma(m_rb, g_tb, acc)                         (types with a min term; g = dx * sum x)
-// with no horizontal sum. Two paths compute exactly this sequence, so every output is
-// bit-identical whatever the token count (determinism contract):
+// with one scale (and min) per 32 elements: Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K. One output
+// (row r, token t) is four partial sums, one per block index mod 4, added as a pair of pairs:
+//   p_k = 0; for each 32-block b = k, k + 4, ... in order:
+//     p_k = fma(float(isum_b), s_rb * dx_tb, p_k)       isum_b: the exact integer block dot
+//     p_k = fma(m_rb, g_tb, p_k)                         (types with a min term; g = dx * sum x)
+//   y = (p_0 + p_1) + (p_2 + p_3)
+// Four independent chains: one chain of a fma per block bounds a decode that reads few rows at a
+// time by the fma latency. Three paths compute exactly this, so every output is bit-identical
+// whatever the token count (determinism contract):
 //   several tokens: 16 rows are packed once per rectangle (bytes transposed so that lane r holds
 //     row r's 4 bytes of each dpbusd step, scales lined up per block), then each token's block
 //     costs 8 vpdpbusd with its activation bytes broadcast from memory, one cvt, one mul, one fma;
-//   one token (decode): rows are decoded in the natural layout and their per-lane partial dot
-//     products reduced to per-block integers across 4 rows at a time (exact integer adds), scales
-//     picked out the same way, then the same float steps.
+//   one token (decode), 16 rows at a time: rows are decoded in the natural layout and their
+//     per-lane partial dot products reduced to per-block integers across 4 rows at a time (exact
+//     integer adds), scales picked out the same way, then the same float steps with lanes = rows;
+//   one token, 4 rows at a time (quartets): the same reduction, then the float steps with lane
+//     4k + i = p_k of row i.
 #include "kernels/quant_decode_avx512.h"
 
 #include <type_traits>
@@ -79,6 +83,11 @@ inline void transpose16(__m512i (&r)[16]) {
     transpose128(v);
     for (int L = 0; L < 4; ++L) r[4 * L + m] = v[L];
   }
+}
+
+// y = (p0 + p1) + (p2 + p3), the partial sums by block index mod 4.
+inline __m512 combine4(__m512 p0, __m512 p1, __m512 p2, __m512 p3) {
+  return _mm512_add_ps(_mm512_add_ps(p0, p1), _mm512_add_ps(p2, p3));
 }
 
 alignas(64) constexpr uint8_t kZeroUnit[256] = {};  // >= every unit's bytes
@@ -162,39 +171,45 @@ void pack_group(const GroupRows<T>& g, uint8_t* pk) {
   }
 }
 
-// NT tokens of one packed lane group: y[t][r0 + r] for r < nr.
+// NT tokens of one packed lane group: y[t][r0 + r] for r < nr. Four passes over the blocks, one
+// per block index mod 4 (the accumulation order of every path here, see the file comment).
 template <bool kMin, int NT>
 void packed_tile(const uint8_t* pk, int64_t n_blocks, const XQuant& xq, int64_t t0, float* y, int64_t ldy,
                  __mmask16 keep) {
-  __m512 acc[NT];
+  __m512 part[4][NT];
   const uint8_t* xs[NT];
   const int32_t* lb[NT];
   const float* dx[NT];
   const float* gg[NT];
   for (int t = 0; t < NT; ++t) {
-    acc[t] = _mm512_setzero_ps();
     xs[t] = reinterpret_cast<const uint8_t*>(xq.qs(t0 + t));
     lb[t] = xq.lb(t0 + t);
     dx[t] = xq.dx(t0 + t);
     gg[t] = xq.g32(t0 + t);
   }
-  for (int64_t b = 0; b < n_blocks; ++b) {
-    const uint8_t* pb = pk + b * kBlkBytes;
-    __m512i w[8];
-    for (int j = 0; j < 8; ++j) w[j] = _mm512_load_si512(pb + 64 * j);
-    const __m512 sw = _mm512_load_ps(pb + 512);
-    const int64_t o1 = (b >> 2) * 128 + (b & 3) * 16, o2 = o1 + 64;  // Halves layout (xquant.h)
-    for (int t = 0; t < NT; ++t) {
-      int32_t x4[8];
-      std::memcpy(x4, xs[t] + o1, 16);
-      std::memcpy(x4 + 4, xs[t] + o2, 16);
-      __m512i is = _mm512_set1_epi32(lb[t][b]);
-      for (int j = 0; j < 8; ++j) is = _mm512_dpbusd_epi32(is, w[j], _mm512_set1_epi32(x4[j]));
-      acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is), _mm512_mul_ps(sw, _mm512_set1_ps(dx[t][b])), acc[t]);
-      if constexpr (kMin) acc[t] = _mm512_fmadd_ps(_mm512_load_ps(pb + 576), _mm512_set1_ps(gg[t][b]), acc[t]);
+  for (int k = 0; k < 4; ++k) {
+    __m512 acc[NT];
+    for (int t = 0; t < NT; ++t) acc[t] = _mm512_setzero_ps();
+    for (int64_t b = k; b < n_blocks; b += 4) {
+      const uint8_t* pb = pk + b * kBlkBytes;
+      __m512i w[8];
+      for (int j = 0; j < 8; ++j) w[j] = _mm512_load_si512(pb + 64 * j);
+      const __m512 sw = _mm512_load_ps(pb + 512);
+      const int64_t o1 = (b >> 2) * 128 + (b & 3) * 16, o2 = o1 + 64;  // Halves layout (xquant.h)
+      for (int t = 0; t < NT; ++t) {
+        int32_t x4[8];
+        std::memcpy(x4, xs[t] + o1, 16);
+        std::memcpy(x4 + 4, xs[t] + o2, 16);
+        __m512i is = _mm512_set1_epi32(lb[t][b]);
+        for (int j = 0; j < 8; ++j) is = _mm512_dpbusd_epi32(is, w[j], _mm512_set1_epi32(x4[j]));
+        acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is), _mm512_mul_ps(sw, _mm512_set1_ps(dx[t][b])), acc[t]);
+        if constexpr (kMin) acc[t] = _mm512_fmadd_ps(_mm512_load_ps(pb + 576), _mm512_set1_ps(gg[t][b]), acc[t]);
+      }
     }
+    for (int t = 0; t < NT; ++t) part[k][t] = acc[t];
   }
-  for (int t = 0; t < NT; ++t) _mm512_mask_storeu_ps(y + (t0 + t) * ldy, keep, acc[t]);
+  for (int t = 0; t < NT; ++t)
+    _mm512_mask_storeu_ps(y + (t0 + t) * ldy, keep, combine4(part[0][t], part[1][t], part[2][t], part[3][t]));
 }
 
 // ---- K-quant scales of 16 rows at once (Q4_K, Q5_K: their units open with prep_k4's 16 bytes).
@@ -267,7 +282,7 @@ inline void k4_scales16(const uint8_t* base, int64_t rb, float (&skm)[kGroup][16
 template <class T>
 __attribute__((always_inline)) inline void decode_unit(const uint8_t* base, int64_t rb, int64_t u, const uint8_t* xb,
                                                        const int32_t* ls, const float* dx, const float* gg,
-                                                       __m512& acc) {
+                                                       __m512 (&acc)[4]) {
   // Super-block types (Q4_K, Q5_K: two quads per unit, a16 = 8 group scales then 8 group
   // minima): one 16 x 16 transpose of the rows' a16 gives every group's scales and minima with
   // lanes = rows (sk[j], -sk[8 + j]); the same values rl_scale / rl_min give the packed path.
@@ -319,10 +334,10 @@ __attribute__((always_inline)) inline void decode_unit(const uint8_t* base, int6
         mn[k] = _mm512_sub_ps(_mm512_setzero_ps(), _mm512_load_ps(skm[8 + 4 * q + k]));
       }
     }
-    for (int k = 0; k < 4; ++k) {
+    for (int k = 0; k < 4; ++k) {  // block b = e / 32 + k: b mod 4 = k
       const int64_t b = e / 32 + k;
-      acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s[k]), _mm512_mul_ps(sc[k], _mm512_set1_ps(dx[b])), acc);
-      if constexpr (T::kMin > 0) acc = _mm512_fmadd_ps(mn[k], _mm512_set1_ps(gg[b]), acc);
+      acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s[k]), _mm512_mul_ps(sc[k], _mm512_set1_ps(dx[b])), acc[k]);
+      if constexpr (T::kMin > 0) acc[k] = _mm512_fmadd_ps(mn[k], _mm512_set1_ps(gg[b]), acc[k]);
     }
   }
 }
@@ -334,7 +349,7 @@ __attribute__((noinline)) void decode_group(const GroupRows<T>& g, const XQuant&
   const int32_t* ls = xq.ls(t);
   const float* dx = xq.dx(t);
   const float* gg = xq.g32(t);
-  __m512 acc = _mm512_setzero_ps();
+  __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
   const int64_t rb = g.rb;
   if (g.row[kGroup - 1]) {  // a whole group: rows are row 0 + r * rb
     for (int64_t u = 0; u < g.n_full; ++u) {
@@ -357,22 +372,19 @@ __attribute__((noinline)) void decode_group(const GroupRows<T>& g, const XQuant&
   }
   // The zero-padded tail unit, straight from the side-by-side copies.
   if (g.n_units > g.n_full) decode_unit<T>(&g.tail[0][0], sizeof g.tail[0], g.n_full, xb, ls, dx, gg, acc);
-  _mm512_mask_storeu_ps(y, keep, acc);
+  _mm512_mask_storeu_ps(y, keep, combine4(acc[0], acc[1], acc[2], acc[3]));
 }
 
 // ---- one token, four rows at a time: four weight streams per thread, not sixteen. A core's
 // read bandwidth falls with the number of streams it walks at once: a pure read of 136-byte units
 // with the next row prefetched, this Zen 5, median of 7 interleaved runs, 1 / 2 threads: 4 streams
 // per thread 39 / 74 GB/s, 8 streams 35 / 67, 16 streams 26 / 49.
-// Rows i < 4 of one unit: row i at p + i * rb. The same per-row float sequence as the packed path
-// (per block: acc = fma(float(isum), s * dx, acc), then the min term), with lanes = the 4 rows:
-// one chain of 4 dependent fma per unit, which bounds the compute of the smaller units (Q4_0,
-// Q4_1: weights in L2 17% slower than 16-row groups, and no faster from memory), so only Q8_0
-// takes this path (kQuartetDecode).
+// Rows i < 4 of one unit: row i at p + i * rb; acc lane 4k + i holds p_k of row i, so a unit's
+// four blocks (b mod 4 = k) are one fma over the whole vector.
 template <class T>
 __attribute__((always_inline)) inline void quartet_unit(const uint8_t* p, int64_t rb, int64_t u, const uint8_t* xb,
                                                         const int32_t* ls, const float* dx, const float* gg,
-                                                        __m128& acc) {
+                                                        __m512& acc) {
   static_assert(T::kQuads == 1);
   const int64_t e = u * 128;
   const __m512i x1 = _mm512_loadu_si512(xb + e), x2 = _mm512_loadu_si512(xb + e + 64);
@@ -389,23 +401,14 @@ __attribute__((always_inline)) inline void quartet_unit(const uint8_t* p, int64_
     if constexpr (T::kMin > 0) hm = _mm512_mask_mov_epi16(hm, row_i, block_words<T::kBlockBytes, 2>(z0, z1));
     is[i] = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(l, w1, x1), w2, x2);
   }
-  // Lane 4k + i: row i, block 4u + k.
-  const __m512 a = _mm512_cvtepi32_ps(reduce4(is[0], is[1], is[2], is[3]));
-  const __m512 b = _mm512_mul_ps(_mm512_cvtph_ps(_mm512_castsi512_si256(hs)),
-                                 _mm512_permutexvar_ps(idx4x4(), _mm512_castps128_ps512(_mm_loadu_ps(dx + 4 * u))));
-  __m512 mn = _mm512_setzero_ps(), g = _mm512_setzero_ps();
+  // Lane 4k + i: row i, block 4u + k (the block's dx and g repeated over its 4 lanes).
+  const __m512 d = _mm512_permutexvar_ps(idx4x4(), _mm512_castps128_ps512(_mm_loadu_ps(dx + 4 * u)));
+  const __m512 sd = _mm512_mul_ps(_mm512_cvtph_ps(_mm512_castsi512_si256(hs)), d);
+  acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(reduce4(is[0], is[1], is[2], is[3])), sd, acc);
   if constexpr (T::kMin > 0) {
-    mn = _mm512_cvtph_ps(_mm512_castsi512_si256(hm));
-    g = _mm512_permutexvar_ps(idx4x4(), _mm512_castps128_ps512(_mm_loadu_ps(gg + 4 * u)));
+    const __m512 g = _mm512_permutexvar_ps(idx4x4(), _mm512_castps128_ps512(_mm_loadu_ps(gg + 4 * u)));
+    acc = _mm512_fmadd_ps(_mm512_cvtph_ps(_mm512_castsi512_si256(hm)), g, acc);
   }
-  acc = _mm_fmadd_ps(_mm512_castps512_ps128(a), _mm512_castps512_ps128(b), acc);
-  if constexpr (T::kMin > 0) acc = _mm_fmadd_ps(_mm512_castps512_ps128(mn), _mm512_castps512_ps128(g), acc);
-  acc = _mm_fmadd_ps(_mm512_extractf32x4_ps(a, 1), _mm512_extractf32x4_ps(b, 1), acc);
-  if constexpr (T::kMin > 0) acc = _mm_fmadd_ps(_mm512_extractf32x4_ps(mn, 1), _mm512_extractf32x4_ps(g, 1), acc);
-  acc = _mm_fmadd_ps(_mm512_extractf32x4_ps(a, 2), _mm512_extractf32x4_ps(b, 2), acc);
-  if constexpr (T::kMin > 0) acc = _mm_fmadd_ps(_mm512_extractf32x4_ps(mn, 2), _mm512_extractf32x4_ps(g, 2), acc);
-  acc = _mm_fmadd_ps(_mm512_extractf32x4_ps(a, 3), _mm512_extractf32x4_ps(b, 3), acc);
-  if constexpr (T::kMin > 0) acc = _mm_fmadd_ps(_mm512_extractf32x4_ps(mn, 3), _mm512_extractf32x4_ps(g, 3), acc);
 }
 
 // Rows row0 + i * rb (i < 4) for one token into out[0, 4); each stream prefetches `ahead` bytes on.
@@ -417,7 +420,7 @@ __attribute__((noinline)) void decode_quartet(const uint8_t* row0, int64_t rb, i
   const float* dx = xq.dx(t);
   const float* gg = xq.g32(t);
   const int64_t n_full = n_cols / 128, n_units = (n_cols + 127) / 128;
-  __m128 acc = _mm_setzero_ps();
+  __m512 acc = _mm512_setzero_ps();
   for (int64_t u = 0; u < n_full; ++u) {
     const uint8_t* base = row0 + u * T::kUnitBytes;
     const uint8_t* pf = base + ahead;
@@ -432,7 +435,10 @@ __attribute__((noinline)) void decode_quartet(const uint8_t* row0, int64_t rb, i
                                                      row_bytes - n_full * T::kUnitBytes);
     quartet_unit<T>(&tail[0][0], sizeof tail[0], n_full, xb, ls, dx, gg, acc);
   }
-  _mm_storeu_ps(out, acc);
+  // (p0 + p1) + (p2 + p3), as combine4.
+  const __m128 p01 = _mm_add_ps(_mm512_castps512_ps128(acc), _mm512_extractf32x4_ps(acc, 1));
+  const __m128 p23 = _mm_add_ps(_mm512_extractf32x4_ps(acc, 2), _mm512_extractf32x4_ps(acc, 3));
+  _mm_storeu_ps(out, _mm_add_ps(p01, p23));
 }
 
 // Decode with strided lanes (rect). kernels_bench decode, streamed, old and new interleaved per
@@ -445,7 +451,7 @@ constexpr bool kStridedDecode = std::is_same_v<T, Q8_0> || std::is_same_v<T, Q4_
                                 std::is_same_v<T, Q4_K>;
 
 template <class T>
-constexpr bool kQuartetDecode = std::is_same_v<T, Q8_0>;
+constexpr bool kQuartetDecode = std::is_same_v<T, Q8_0> || std::is_same_v<T, Q4_0> || std::is_same_v<T, Q4_1>;
 
 template <class T>
 void rect(const MatArgs& a, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
