@@ -451,7 +451,7 @@ constexpr bool kStridedDecode = std::is_same_v<T, Q8_0> || std::is_same_v<T, Q4_
                                 std::is_same_v<T, Q4_K>;
 
 template <class T>
-constexpr bool kQuartetDecode = std::is_same_v<T, Q8_0> || std::is_same_v<T, Q4_0> || std::is_same_v<T, Q4_1>;
+constexpr bool kQuartetDecode = std::is_same_v<T, Q8_0> || std::is_same_v<T, Q4_0> || std::is_same_v<T, Q4_1> || std::is_same_v<T, Q5_0> || std::is_same_v<T, Q5_1>;
 
 template <class T>
 void rect(const MatArgs& a, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
