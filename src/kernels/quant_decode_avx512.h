@@ -1,4 +1,4 @@
-// kernels/quant_decode_avx512.h — AVX-512 (VNNI, VBMI) decoders of the quantized weight formats
+// kernels/quant_decode_avx512.h — AVX-512 (VNNI, VBMI, GFNI) decoders of the quantized weight formats
 // into unsigned bytes (q + offset) in the activation layouts of xquant.h, with their scales in
 // registers. Shared by the quantized matmul kernels (matmul_q_avx512.cpp, matmul_rl_avx512.cpp);
 // include only from *_avx512.cpp units (everything is static inline in an anonymous namespace).
@@ -12,6 +12,9 @@ namespace nt::detail {
 namespace {
 
 static inline __m512i nib_lo() { return _mm512_set1_epi8(0x0F); }
+// Each byte's high nibble (b >> 4) in one GF(2) affine op (output bit i = input bit i + 4, i < 4)
+// instead of a shift and a mask.
+static inline __m512i nib_hi(__m512i v) { return _mm512_gf2p8affine_epi64_epi8(v, _mm512_set1_epi64(0x1020408000000000ll), 0); }
 static inline __m512i idx4x4() { return _mm512_set_epi32(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0); }
 static inline __m512i idx8x2() { return _mm512_set_epi32(7, 7, 6, 6, 5, 5, 4, 4, 3, 3, 2, 2, 1, 1, 0, 0); }
 // Two natural pairs (128 elements) -> even / odd 8-byte groups.
@@ -112,7 +115,7 @@ template <int kB, int kQs>
 static inline void nibbles_halves(__m512i z0, __m512i z1, __m512i& w1, __m512i& w2) {
   const __m512i y = _mm512_permutex2var_epi8(z0, Gather16<kB, kQs>::idx(), z1);
   w1 = _mm512_and_si512(y, nib_lo());
-  w2 = _mm512_and_si512(_mm512_srli_epi16(y, 4), nib_lo());
+  w2 = nib_hi(y);
 }
 // 16 fp16 words of the unit loaded in z0:z1, picked by WordIdx (kRep: word 4k + j = block k's
 // fp16 at byte kOff; else words 0-3), still fp16: the decode path blends 4 rows' words before one
@@ -303,7 +306,7 @@ struct Q6_K {
   static __m512i wq(const uint8_t* u, int p) {
     const int n = p >> 1;
     const __m512i l = _mm512_loadu_si512(u + 64 * n);
-    const __m512i lo = (p & 1) ? _mm512_and_si512(_mm512_srli_epi16(l, 4), nib_lo()) : _mm512_and_si512(l, nib_lo());
+    const __m512i lo = (p & 1) ? nib_hi(l) : _mm512_and_si512(l, nib_lo());
     const __m512i h = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(u + 128 + 32 * n)));
     const __m512i hs = (p & 1) ? _mm512_srlv_epi64(h, _mm512_inserti64x4(_mm512_set1_epi64(0), _mm256_set1_epi64x(2), 1))
                                : _mm512_sllv_epi64(h, _mm512_inserti64x4(_mm512_set1_epi64(4), _mm256_set1_epi64x(2), 1));
