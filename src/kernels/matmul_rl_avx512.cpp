@@ -498,17 +498,17 @@ __attribute__((noinline)) void decode_quartet(const uint8_t* row0, int64_t rb, i
   _mm_storeu_ps(out, _mm_add_ps(p01, p23));
 }
 
-// Decode with strided lanes (rect). kernels_bench decode, streamed, old and new interleaved per
-// benchmark, median of 4-5 pairs: Q4_0 at 2 threads +6% (ffn_down shape) / +9% (ffn_up shape),
-// Q8_0 +4% at 1 thread and even at 2; whole-suite rounds put Q4_1 and Q4_K at +0-14%. The types
-// with a fifth bit plane read apart from the unit (Q5_0, Q5_1, Q5_K) lost 4-21% (whole-suite
-// rounds), so they keep adjacent rows.
+// Decode with strided lanes (rect), for the super-block type the quartets do not cover:
+// kernels_bench decode, streamed, old and new interleaved per benchmark, whole-suite rounds put
+// Q4_K at +0-14% (Q4_0 at 2 threads +6-9%, before the quartets). Q5_K, with a fifth bit plane read
+// apart from the unit, lost 4-21% (whole-suite rounds), so it keeps adjacent rows.
 template <class T>
-constexpr bool kStridedDecode = std::is_same_v<T, Q8_0> || std::is_same_v<T, Q4_0> || std::is_same_v<T, Q4_1> ||
-                                std::is_same_v<T, Q4_K>;
+constexpr bool kStridedDecode = std::is_same_v<T, Q4_K>;
 
+// Decode four rows at a time (quartet_unit): the 32-element block types.
 template <class T>
-constexpr bool kQuartetDecode = std::is_same_v<T, Q8_0> || std::is_same_v<T, Q4_0> || std::is_same_v<T, Q4_1> || std::is_same_v<T, Q5_0> || std::is_same_v<T, Q5_1>;
+constexpr bool kQuartetDecode = std::is_same_v<T, Q8_0> || std::is_same_v<T, Q4_0> || std::is_same_v<T, Q4_1> ||
+                                std::is_same_v<T, Q5_0> || std::is_same_v<T, Q5_1>;
 
 template <class T>
 void rect(const MatArgs& a, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
