@@ -1,0 +1,139 @@
+// kernels/rl_quartet_avx512.h — one-token decode of the 32-element block types four rows at a
+// time (matmul_rl_avx512.cpp's rect picks it): the same block integers and float sequence as the
+// row-lane kernels' other paths (see that file's comment). Include only from *_avx512.cpp units.
+// Must not know: tiling across threads, models.
+#pragma once
+
+#include "kernels/quant_decode_avx512.h"
+#include "kernels/rl_parts_avx512.h"
+
+#include <type_traits>
+
+namespace nt::detail {
+namespace {
+
+// ---- one token, four rows at a time: four weight streams per thread, not sixteen. A core's
+// read bandwidth falls with the number of streams it walks at once: a pure read of 136-byte units
+// with the next row prefetched, this Zen 5, median of 7 interleaved runs, 1 / 2 threads: 4 streams
+// per thread 39 / 74 GB/s, 8 streams 35 / 67, 16 streams 26 / 49.
+// Rows i < 4 of one unit: row i at p + i * rb; acc lane 4k + i holds p_k of row i, so a unit's
+// four blocks (b mod 4 = k) are one fma over the whole vector.
+template <class T>
+__attribute__((always_inline)) inline void quartet_unit(const uint8_t* p, int64_t rb, int64_t u, const uint8_t* xb,
+                                                        const int32_t* ls, const float* dx, const float* gg,
+                                                        __m512& acc) {
+  static_assert(T::kQuads == 1);
+  const int64_t e = u * 128;
+  const __m512i x1 = _mm512_loadu_si512(xb + e), x2 = _mm512_loadu_si512(xb + e + 64);
+  const __m512i l = _mm512_loadu_si512(ls + e / 8);
+  __m512i is[4];
+  __m512i hs = _mm512_setzero_si512(), hm = _mm512_setzero_si512();  // fp16 words 4k + i
+  for (int i = 0; i < 4; ++i, p += rb) {
+    __m512i z0, z1, w1, w2;
+    load_unit<T::kUnitBytes>(p, z0, z1);
+    __asm__("" : "+v"(z0), "+v"(z1));  // as in decode_unit: one load per part, not one per permute
+    T::quad_z(z0, z1, p, w1, w2);
+    const __mmask32 row_i = 0x1111u << i;
+    hs = _mm512_mask_mov_epi16(hs, row_i, block_words<T::kBlockBytes, 0>(z0, z1));
+    if constexpr (T::kMin > 0) hm = _mm512_mask_mov_epi16(hm, row_i, block_words<T::kBlockBytes, 2>(z0, z1));
+    is[i] = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(l, w1, x1), w2, x2);
+  }
+  // Lane 4k + i: row i, block 4u + k (the block's dx and g repeated over its 4 lanes).
+  const __m512 d = _mm512_permutexvar_ps(idx4x4(), _mm512_castps128_ps512(_mm_loadu_ps(dx + 4 * u)));
+  const __m512 sd = _mm512_mul_ps(_mm512_cvtph_ps(_mm512_castsi512_si256(hs)), d);
+  acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(reduce4(is[0], is[1], is[2], is[3])), sd, acc);
+  if constexpr (T::kMin > 0) {
+    const __m512 g = _mm512_permutexvar_ps(idx4x4(), _mm512_castps128_ps512(_mm_loadu_ps(gg + 4 * u)));
+    acc = _mm512_fmadd_ps(_mm512_cvtph_ps(_mm512_castsi512_si256(hm)), g, acc);
+  }
+}
+
+// Two Q4_0 units (144 bytes) of rows i < 4 at once: three loads per row (64, 64, 16 bytes), the
+// second unit picked from the last two at byte offset 8. A read of 72-byte units in two loads
+// each runs at 54-56 GB/s at 2 threads, one of 144-byte units in three at 68 (the 128-byte
+// aligned read: 66). The same block integers and float steps as two quartet_unit calls.
+// Byte indices of both units' fp16 scales in z0:z1: word 4k + j = unit A's block k (byte 18 k),
+// word 16 + 4k + j = unit B's (byte 72 + 18 k), each replicated 4x like WordIdx's.
+struct PairScaleIdx {
+  alignas(64) int8_t v[64];
+  constexpr PairScaleIdx() : v{} {
+    for (int w = 0; w < 32; ++w) {
+      const int o = (w < 16 ? 0 : 72) + 18 * ((w % 16) / 4);
+      v[2 * w] = static_cast<int8_t>(o);
+      v[2 * w + 1] = static_cast<int8_t>(o + 1);
+    }
+  }
+};
+constexpr PairScaleIdx kPairScaleIdx{};
+
+__attribute__((always_inline)) inline void quartet_pair_q4_0(const uint8_t* p, int64_t rb, int64_t u,
+                                                             const uint8_t* xb, const int32_t* ls, const float* dx,
+                                                             __m512& acc) {
+  const int64_t e = u * 128;
+  const __m512i x1a = _mm512_loadu_si512(xb + e), x2a = _mm512_loadu_si512(xb + e + 64);
+  const __m512i x1b = _mm512_loadu_si512(xb + e + 128), x2b = _mm512_loadu_si512(xb + e + 192);
+  const __m512i la = _mm512_loadu_si512(ls + e / 8), lb = _mm512_loadu_si512(ls + e / 8 + 16);
+  __m512i isa[4], isb[4];
+  const __m512i sidx = _mm512_load_si512(kPairScaleIdx.v);
+  __m512i h = _mm512_setzero_si512();  // fp16 words 4k + i (unit A), 16 + 4k + i (unit B)
+  for (int i = 0; i < 4; ++i, p += rb) {
+    __m512i z0 = _mm512_loadu_si512(p), z1 = _mm512_loadu_si512(p + 64);
+    __m512i z2 = _mm512_zextsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 128)));
+    __asm__("" : "+v"(z0), "+v"(z1), "+v"(z2));  // one load per part, not one per permute
+    h = _mm512_mask_mov_epi16(h, 0x11111111u << i, _mm512_permutex2var_epi8(z0, sidx, z1));
+    __m512i w1, w2;
+    nibbles_halves<18, 2>(z0, z1, w1, w2);
+    isa[i] = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(la, w1, x1a), w2, x2a);
+    nibbles_halves<18, 10>(z1, z2, w1, w2);
+    isb[i] = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(lb, w1, x1b), w2, x2b);
+  }
+  const __m256i ha = _mm512_castsi512_si256(h), hb = _mm512_extracti64x4_epi64(h, 1);
+  const __m512 da = _mm512_permutexvar_ps(idx4x4(), _mm512_castps128_ps512(_mm_loadu_ps(dx + 4 * u)));
+  const __m512 db = _mm512_permutexvar_ps(idx4x4(), _mm512_castps128_ps512(_mm_loadu_ps(dx + 4 * u + 4)));
+  acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(reduce4(isa[0], isa[1], isa[2], isa[3])),
+                        _mm512_mul_ps(_mm512_cvtph_ps(ha), da), acc);
+  acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(reduce4(isb[0], isb[1], isb[2], isb[3])),
+                        _mm512_mul_ps(_mm512_cvtph_ps(hb), db), acc);
+}
+
+// Rows row0 + i * rb (i < 4) for one token into out[0, 4); each stream prefetches `ahead` bytes on.
+template <class T>
+__attribute__((noinline)) void decode_quartet(const uint8_t* row0, int64_t rb, int64_t row_bytes, int64_t n_cols,
+                                              int64_t ahead, const XQuant& xq, int64_t t, float* out) {
+  const uint8_t* xb = reinterpret_cast<const uint8_t*>(xq.qs(t));
+  const int32_t* ls = xq.ls(t);
+  const float* dx = xq.dx(t);
+  const float* gg = xq.g32(t);
+  const int64_t n_full = n_cols / 128, n_units = (n_cols + 127) / 128;
+  __m512 acc = _mm512_setzero_ps();
+  int64_t u = 0;
+  if constexpr (std::is_same_v<T, Q4_0>)
+    for (; u + 2 <= n_full; u += 2) {
+      const uint8_t* base = row0 + u * T::kUnitBytes;
+      const uint8_t* pf = base + ahead;
+      for (int r = 0; r < 4; ++r, pf += rb)
+        for (int k = 0; k < 2 * T::kUnitBytes; k += 64) _mm_prefetch(reinterpret_cast<const char*>(pf + k), _MM_HINT_T0);
+      quartet_pair_q4_0(base, rb, u, xb, ls, dx, acc);
+    }
+  for (; u < n_full; ++u) {
+    const uint8_t* base = row0 + u * T::kUnitBytes;
+    const uint8_t* pf = base + ahead;
+    for (int r = 0; r < 4; ++r, pf += rb)
+      for (int k = 0; k < T::kUnitBytes; k += 64) _mm_prefetch(reinterpret_cast<const char*>(pf + k), _MM_HINT_T0);
+    quartet_unit<T>(base, rb, u, xb, ls, dx, gg, acc);
+  }
+  if (n_units > n_full) {  // the rows' tails side by side, zero-padded (d = 0; x padding is 0)
+    alignas(64) uint8_t tail[4][(T::kUnitBytes + 63) / 64 * 64];
+    for (int r = 0; r < 4; ++r)
+      copy_padded<static_cast<int>(sizeof tail[0])>(tail[r], row0 + r * rb + n_full * T::kUnitBytes,
+                                                     row_bytes - n_full * T::kUnitBytes);
+    quartet_unit<T>(&tail[0][0], sizeof tail[0], n_full, xb, ls, dx, gg, acc);
+  }
+  // (p0 + p1) + (p2 + p3), as combine4.
+  const __m128 p01 = _mm_add_ps(_mm512_castps512_ps128(acc), _mm512_extractf32x4_ps(acc, 1));
+  const __m128 p23 = _mm_add_ps(_mm512_extractf32x4_ps(acc, 2), _mm512_extractf32x4_ps(acc, 3));
+  _mm_storeu_ps(out, _mm_add_ps(p01, p23));
+}
+
+}  // namespace
+}  // namespace nt::detail
