@@ -18,6 +18,15 @@ namespace {
 // per thread 39 / 74 GB/s, 8 streams 35 / 67, 16 streams 26 / 49.
 // Rows i < 4 of one unit: row i at p + i * rb; acc lane 4k + i holds p_k of row i, so a unit's
 // four blocks (b mod 4 = k) are one fma over the whole vector.
+// Lane 4k + i = v[k]: four blocks' values, each repeated over its 4 rows' lanes.
+inline __m512 rep4(const float* v) { return _mm512_permutexvar_ps(idx4x4(), _mm512_castps128_ps512(_mm_loadu_ps(v))); }
+// One unit's float step: acc += float(block integers) * (scales * dx), lane 4k + i = row i, block k
+// (is[i]: row i's per-lane partial dots, h: the rows' fp16 scales in words 4k + i, dx4: the 4 blocks' dx).
+inline void quartet_fma(const __m512i (&is)[4], __m256i h, const float* dx4, __m512& acc) {
+  acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(reduce4(is[0], is[1], is[2], is[3])),
+                        _mm512_mul_ps(_mm512_cvtph_ps(h), rep4(dx4)), acc);
+}
+
 template <class T>
 __attribute__((always_inline)) inline void quartet_unit(const uint8_t* p, int64_t rb, int64_t u, const uint8_t* xb,
                                                         const int32_t* ls, const float* dx, const float* gg,
@@ -38,20 +47,10 @@ __attribute__((always_inline)) inline void quartet_unit(const uint8_t* p, int64_
     if constexpr (T::kMin > 0) hm = _mm512_mask_mov_epi16(hm, row_i, block_words<T::kBlockBytes, 2>(z0, z1));
     is[i] = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(l, w1, x1), w2, x2);
   }
-  // Lane 4k + i: row i, block 4u + k (the block's dx and g repeated over its 4 lanes).
-  const __m512 d = _mm512_permutexvar_ps(idx4x4(), _mm512_castps128_ps512(_mm_loadu_ps(dx + 4 * u)));
-  const __m512 sd = _mm512_mul_ps(_mm512_cvtph_ps(_mm512_castsi512_si256(hs)), d);
-  acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(reduce4(is[0], is[1], is[2], is[3])), sd, acc);
-  if constexpr (T::kMin > 0) {
-    const __m512 g = _mm512_permutexvar_ps(idx4x4(), _mm512_castps128_ps512(_mm_loadu_ps(gg + 4 * u)));
-    acc = _mm512_fmadd_ps(_mm512_cvtph_ps(_mm512_castsi512_si256(hm)), g, acc);
-  }
+  quartet_fma(is, _mm512_castsi512_si256(hs), dx + 4 * u, acc);
+  if constexpr (T::kMin > 0) acc = _mm512_fmadd_ps(_mm512_cvtph_ps(_mm512_castsi512_si256(hm)), rep4(gg + 4 * u), acc);
 }
 
-// Two Q4_0 units (144 bytes) of rows i < 4 at once: three loads per row (64, 64, 16 bytes), the
-// second unit picked from the last two at byte offset 8. A read of 72-byte units in two loads
-// each runs at 54-56 GB/s at 2 threads, one of 144-byte units in three at 68 (the 128-byte
-// aligned read: 66). The same block integers and float steps as two quartet_unit calls.
 // Byte indices of both units' fp16 scales in z0:z1: word 4k + j = unit A's block k (byte 18 k),
 // word 16 + 4k + j = unit B's (byte 72 + 18 k), each replicated 4x like WordIdx's.
 struct PairScaleIdx {
@@ -66,6 +65,10 @@ struct PairScaleIdx {
 };
 constexpr PairScaleIdx kPairScaleIdx{};
 
+// Two Q4_0 units (144 bytes) of rows i < 4 at once: three loads per row (64, 64, 16 bytes), the
+// second unit picked from the last two at byte offset 8. A read of 72-byte units in two loads
+// each runs at 54-56 GB/s at 2 threads, one of 144-byte units in three at 68 (the 128-byte
+// aligned read: 66). The same block integers and float steps as two quartet_unit calls.
 __attribute__((always_inline)) inline void quartet_pair_q4_0(const uint8_t* p, int64_t rb, int64_t u,
                                                              const uint8_t* xb, const int32_t* ls, const float* dx,
                                                              __m512& acc) {
@@ -87,13 +90,8 @@ __attribute__((always_inline)) inline void quartet_pair_q4_0(const uint8_t* p, i
     nibbles_halves<18, 10>(z1, z2, w1, w2);
     isb[i] = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(lb, w1, x1b), w2, x2b);
   }
-  const __m256i ha = _mm512_castsi512_si256(h), hb = _mm512_extracti64x4_epi64(h, 1);
-  const __m512 da = _mm512_permutexvar_ps(idx4x4(), _mm512_castps128_ps512(_mm_loadu_ps(dx + 4 * u)));
-  const __m512 db = _mm512_permutexvar_ps(idx4x4(), _mm512_castps128_ps512(_mm_loadu_ps(dx + 4 * u + 4)));
-  acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(reduce4(isa[0], isa[1], isa[2], isa[3])),
-                        _mm512_mul_ps(_mm512_cvtph_ps(ha), da), acc);
-  acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(reduce4(isb[0], isb[1], isb[2], isb[3])),
-                        _mm512_mul_ps(_mm512_cvtph_ps(hb), db), acc);
+  quartet_fma(isa, _mm512_castsi512_si256(h), dx + 4 * u, acc);
+  quartet_fma(isb, _mm512_extracti64x4_epi64(h, 1), dx + 4 * u + 4, acc);
 }
 
 // Rows row0 + i * rb (i < 4) for one token into out[0, 4); each stream prefetches `ahead` bytes on.
