@@ -332,8 +332,8 @@ void rect(const MatArgs& a, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
   const int64_t n_tok = t1 - t0;
   if (n_tok < kPackMinTokens) {
     const int64_t n = r1 - r0;
-    if constexpr (T::kQuads == 1) {
-      if (kQuartetDecode<T> && n % 4 == 0 && n >= 8) {
+    if constexpr (kQuartetDecode<T>) {
+      if (n % 4 == 0 && n >= 8) {
         // Four streams, each a quarter of the rectangle walked row by row (row j of every quarter,
         // then row j + 1: each stream reads on where it left off and prefetches its next row).
         const int64_t step = n / 4, row_bytes = static_cast<int64_t>(a.w.row_bytes);

@@ -103,22 +103,22 @@ __attribute__((noinline)) void decode_quartet(const uint8_t* row0, int64_t rb, i
   const float* dx = xq.dx(t);
   const float* gg = xq.g32(t);
   const int64_t n_full = n_cols / 128, n_units = (n_cols + 127) / 128;
+  // The four streams' bytes [base, base + n) `ahead` bytes on, one prefetch per 64 bytes.
+  auto prefetch = [&](const uint8_t* base, int64_t n) {
+    const uint8_t* pf = base + ahead;
+    for (int r = 0; r < 4; ++r, pf += rb)
+      for (int64_t k = 0; k < n; k += 64) _mm_prefetch(reinterpret_cast<const char*>(pf + k), _MM_HINT_T0);
+  };
   __m512 acc = _mm512_setzero_ps();
   int64_t u = 0;
   if constexpr (std::is_same_v<T, Q4_0>)
     for (; u + 2 <= n_full; u += 2) {
-      const uint8_t* base = row0 + u * T::kUnitBytes;
-      const uint8_t* pf = base + ahead;
-      for (int r = 0; r < 4; ++r, pf += rb)
-        for (int k = 0; k < 2 * T::kUnitBytes; k += 64) _mm_prefetch(reinterpret_cast<const char*>(pf + k), _MM_HINT_T0);
-      quartet_pair_q4_0(base, rb, u, xb, ls, dx, acc);
+      prefetch(row0 + u * T::kUnitBytes, 2 * T::kUnitBytes);
+      quartet_pair_q4_0(row0 + u * T::kUnitBytes, rb, u, xb, ls, dx, acc);
     }
   for (; u < n_full; ++u) {
-    const uint8_t* base = row0 + u * T::kUnitBytes;
-    const uint8_t* pf = base + ahead;
-    for (int r = 0; r < 4; ++r, pf += rb)
-      for (int k = 0; k < T::kUnitBytes; k += 64) _mm_prefetch(reinterpret_cast<const char*>(pf + k), _MM_HINT_T0);
-    quartet_unit<T>(base, rb, u, xb, ls, dx, gg, acc);
+    prefetch(row0 + u * T::kUnitBytes, T::kUnitBytes);
+    quartet_unit<T>(row0 + u * T::kUnitBytes, rb, u, xb, ls, dx, gg, acc);
   }
   if (n_units > n_full) {  // the rows' tails side by side, zero-padded (d = 0; x padding is 0)
     alignas(64) uint8_t tail[4][(T::kUnitBytes + 63) / 64 * 64];
