@@ -37,10 +37,16 @@ void matmul(const MatView& w, const float* x, int64_t ldx, float* y, int64_t ldy
 // Several products of one input, y_i = x · W_iᵀ (e.g. Q/K/V, or gate/up), in one parallel pass:
 // the activations are quantized once and the pool forks once. Every W_i has the same n_cols;
 // at most 8 outputs. Results are bit-identical to separate matmul calls.
+// Epilogues run on each finished rectangle by the thread that computed it (no pass of their own
+// on one thread while the others wait), with the same float operations as after the call:
+//   residual: residual[t, r] += y[t, r]   (add_inplace; y keeps the product)
+//   swiglu_up = j: y[t, r] = silu(y[t, r]) * y_j[t, r]   (silu_mul; output j: same rows, ldy)
 struct MatmulOut {
   const MatView* w = nullptr;
   float* y = nullptr;  // [n_tokens, ldy]
   int64_t ldy = 0;
+  float* residual = nullptr;  // [n_tokens, ldy] or nullptr
+  int swiglu_up = -1;         // index of the output this one gates, or -1
 };
 void matmul_multi(const MatmulOut* outs, int n_outs, const float* x, int64_t ldx, int64_t n_tokens,
                   ThreadPool& pool);

@@ -94,14 +94,26 @@ struct Plan {
   detail::MatArgs a;
   int64_t rc = 0, tb = 0, n_rc = 0, n_tb = 0;
   int64_t n_tasks() const { return n_rc * n_tb; }
-  void run_task(int64_t task) const {
+  // Task `task`'s rectangle: rows [r0, r1) x tokens [t0, t1).
+  void rect_of(int64_t task, int64_t& r0, int64_t& r1, int64_t& t0, int64_t& t1) const {
     const int64_t ri = task / n_tb, ti = task % n_tb;
-    const int64_t r0 = ri * rc, r1 = std::min(a.w.n_rows, r0 + rc);
-    const int64_t t0 = ti * tb, t1 = std::min(n_tokens, t0 + tb);
-    k->rect(a, r0, r1, t0, t1);
+    r0 = ri * rc, r1 = std::min(a.w.n_rows, r0 + rc);
+    t0 = ti * tb, t1 = std::min(n_tokens, t0 + tb);
   }
+  bool same_split(const Plan& o) const { return rc == o.rc && tb == o.tb && n_rc == o.n_rc && n_tb == o.n_tb; }
   int64_t n_tokens = 0;
 };
+
+// The epilogues (kernels.h: MatmulOut) on rows [r0, r1) x tokens [t0, t1) of output o.
+void add_residual(const MatmulOut& o, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
+  for (int64_t t = t0; t < t1; ++t) add_inplace(o.residual + t * o.ldy + r0, o.y + t * o.ldy + r0, r1 - r0);
+}
+void swiglu(const MatmulOut& gate, const MatmulOut& up, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
+  for (int64_t t = t0; t < t1; ++t) {
+    float* g = gate.y + t * gate.ldy + r0;
+    silu_mul(g, up.y + t * up.ldy + r0, g, r1 - r0);
+  }
+}
 
 Plan make_plan(const detail::MatmulKernel* k, const MatView& w, const float* x, int64_t ldx, float* y, int64_t ldy,
                int64_t n_tokens, int n_threads, int n_outputs) {
@@ -176,12 +188,19 @@ void matmul_multi(const MatmulOut* outs, int n_outs, const float* x, int64_t ldx
   int xq_offset[kMaxOuts], n_xq = 0;
   detail::XLayout xq_layout[kMaxOuts];
   Plan plans[kMaxOuts];
+  bool planned[kMaxOuts] = {};
   int64_t task_end[kMaxOuts];
   int64_t total = 0;
   for (int i = 0; i < n_outs; ++i) {
     const MatView& w = *outs[i].w;
     check_view(w);
     NT_CHECK(i == 0 || w.n_cols == outs[0].w->n_cols);
+    const int u = outs[i].swiglu_up;
+    if (u >= 0) {  // a gate: its up is another output of the same shape, gated once, no residuals
+      NT_CHECK(u < n_outs && u != i && outs[u].w->n_rows == w.n_rows && outs[u].ldy == outs[i].ldy);
+      NT_CHECK(!outs[i].residual && !outs[u].residual && outs[u].swiglu_up < 0);
+      for (int j = 0; j < i; ++j) NT_CHECK(outs[j].swiglu_up != u);
+    }
     const detail::MatmulKernel* k = w.n_rows > 0 ? pick_kernel(w.type) : nullptr;
     if (!k) {  // scalar level (or no kernel): its own pass
       if (w.n_rows > 0) matmul_scalar(w, x, ldx, outs[i].y, outs[i].ldy, n_tokens, pool);
@@ -189,6 +208,7 @@ void matmul_multi(const MatmulOut* outs, int n_outs, const float* x, int64_t ldx
       continue;
     }
     plans[i] = make_plan(k, w, x, ldx, outs[i].y, outs[i].ldy, n_tokens, pool.n_threads(), n_outs);
+    planned[i] = true;
     static std::atomic<uint64_t> next_call{1};
     plans[i].a.call = next_call.fetch_add(1, std::memory_order_relaxed);
     if (k->quantized_x) {
@@ -205,15 +225,52 @@ void matmul_multi(const MatmulOut* outs, int n_outs, const float* x, int64_t ldx
     total += plans[i].n_tasks();
     task_end[i] = total;
   }
-  if (total == 0) return;
+  // A gate and its up split the same way run the SwiGLU per rectangle: whichever of the two
+  // rectangles finishes second applies it (a counter per rectangle pair); otherwise it runs on
+  // the whole outputs after the pass.
+  int gate_of[kMaxOuts];  // output i is the up of gate_of[i] (fused per rectangle), or -1
+  bool fused[kMaxOuts] = {};
+  std::fill(gate_of, gate_of + kMaxOuts, -1);
+  int64_t n_pair_tasks = 0;
+  for (int i = 0; i < n_outs; ++i) {
+    const int u = outs[i].swiglu_up;
+    if (u >= 0 && planned[i] && planned[u] && plans[i].same_split(plans[u])) {
+      fused[i] = true;
+      gate_of[u] = i;
+      n_pair_tasks = std::max(n_pair_tasks, plans[i].n_tasks());
+    }
+  }
+  thread_local std::unique_ptr<std::atomic<uint8_t>[]> pair_done;  // [kMaxOuts / 2][n_pair_tasks]
+  thread_local int64_t pair_cap = 0;
+  if (n_pair_tasks > 0) {
+    const int64_t need = n_pair_tasks * (kMaxOuts / 2);
+    if (pair_cap < need) {
+      pair_done = std::make_unique<std::atomic<uint8_t>[]>(static_cast<size_t>(need));
+      pair_cap = need;
+    }
+    for (int64_t j = 0; j < need; ++j) pair_done[j].store(0, std::memory_order_relaxed);  // published by the fork
+  }
+  std::atomic<uint8_t>* const done = pair_done.get();
+  int pair_slot[kMaxOuts];  // gate i's counters: done + pair_slot[i] * n_pair_tasks
+  for (int i = 0, n = 0; i < n_outs; ++i) pair_slot[i] = fused[i] ? n++ : -1;
   auto run = [&](int task, int) {
     int i = 0;
     while (task >= task_end[i]) ++i;
-    plans[i].run_task(task - (task_end[i] - plans[i].n_tasks()));
+    const int64_t local = task - (task_end[i] - plans[i].n_tasks());
+    int64_t r0, r1, t0, t1;
+    plans[i].rect_of(local, r0, r1, t0, t1);
+    plans[i].k->rect(plans[i].a, r0, r1, t0, t1);
+    if (outs[i].residual) add_residual(outs[i], r0, r1, t0, t1);
+    const int g = fused[i] ? i : gate_of[i];
+    if (g >= 0) {
+      // Invariant: the acq_rel counter orders the other rectangle's writes before this reader.
+      if (done[pair_slot[g] * n_pair_tasks + local].fetch_add(1, std::memory_order_acq_rel) == 1)
+        swiglu(outs[g], outs[outs[g].swiglu_up], r0, r1, t0, t1);
+    }
   };
   if (total == 1) {
     run(0, 0);
-  } else if (n_tokens == 1) {
+  } else if (total > 1 && n_tokens == 1) {
     // Decode: each thread walks its own contiguous share of the tasks front to back (tasks are in
     // memory order: output by output, row chunks ascending), so its weights stream as one linear
     // walk and the kernels' one-group-ahead prefetch lands in its own next chunk; a thread done
@@ -235,8 +292,13 @@ void matmul_multi(const MatmulOut* outs, int n_outs, const float* x, int64_t ldx
       for (int k = 1; k < n_parts; ++k)
         while (sh[(part + k) % n_parts].take_back(task)) run(static_cast<int>(task), 0);
     });
-  } else {
+  } else if (total > 1) {
     pool.run(static_cast<int>(total), run);
+  }
+  // The epilogues of what did not run per rectangle (scalar passes, gates split unlike their up).
+  for (int i = 0; i < n_outs; ++i) {
+    if (outs[i].residual && !planned[i]) add_residual(outs[i], 0, outs[i].w->n_rows, 0, n_tokens);
+    if (outs[i].swiglu_up >= 0 && !fused[i]) swiglu(outs[i], outs[outs[i].swiglu_up], 0, outs[i].w->n_rows, 0, n_tokens);
   }
 }
 

@@ -123,20 +123,21 @@ Status Model::forward(const Batch& batch, KvStore& kv, ThreadPool& pool, Forward
                 static_cast<int>(sp.size()), batch.pos[t] + 1, scale, att + t * q_dim);
     });
     dump("kqv_out", il, att, q_dim);
-    matmul(l.wo, att, q_dim, xn, n_embd, n_tokens, pool);
-    for (int64_t t = 0; t < n_tokens; ++t) add_inplace(x + t * n_embd, xn + t * n_embd, n_embd);
+    {  // x += Wo · att, added per rectangle by the thread that computed it
+      const MatmulOut wo{&l.wo, xn, n_embd, x};
+      matmul_multi(&wo, 1, att, q_dim, n_tokens, pool);
+    }
     dump("ffn_inp", il, x, n_embd);
 
     norm_rows(x, l.ffn_norm, xn, n_tokens, n_embd, c.rms_eps, pool);
-    {
-      const MatmulOut gate_up[2] = {{&l.w_gate, gate, c.n_ff}, {&l.w_up, up, c.n_ff}};
+    {  // gate = silu(gate) * up, per rectangle as both halves finish
+      const MatmulOut gate_up[2] = {{&l.w_gate, gate, c.n_ff, nullptr, 1}, {&l.w_up, up, c.n_ff}};
       matmul_multi(gate_up, 2, xn, n_embd, n_tokens, pool);
     }
-    pool.run(static_cast<int>(n_tokens), [&](int t, int) {
-      silu_mul(gate + int64_t(t) * c.n_ff, up + int64_t(t) * c.n_ff, gate + int64_t(t) * c.n_ff, c.n_ff);
-    });
-    matmul(l.w_down, gate, c.n_ff, xn, n_embd, n_tokens, pool);
-    for (int64_t t = 0; t < n_tokens; ++t) add_inplace(x + t * n_embd, xn + t * n_embd, n_embd);
+    {  // x += Wdown · gate
+      const MatmulOut down{&l.w_down, xn, n_embd, x};
+      matmul_multi(&down, 1, gate, c.n_ff, n_tokens, pool);
+    }
     dump("l_out", il, x, n_embd);
   }
 

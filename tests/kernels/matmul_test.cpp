@@ -285,3 +285,54 @@ TEST(Matmul, MultiEqualsSeparateCalls) {
 
 }  // namespace
 }  // namespace nt::test
+
+namespace nt::test {
+namespace {
+
+// The epilogues (residual add, SwiGLU) run per rectangle inside the pass: bit-identical to the
+// same products followed by add_inplace / silu_mul over whole rows. Q4_0 gate/up split alike
+// (fused per rectangle pair); a Q8_0 gate over an F16 up may split unlike (the whole-output path).
+TEST(Matmul, MultiEpiloguesEqualProductsThenOps) {
+  LevelGuard guard;
+  const int64_t n_cols = 512;
+  RandomWeights g1(DType::Q4_0, 320, n_cols, 1), u1(DType::Q4_0, 320, n_cols, 2), g2(DType::Q8_0, 96, n_cols, 3),
+      u2(DType::F16, 96, n_cols, 4), r(DType::Q6_K, 50, n_cols, 5);
+  const auto x = random_activations(70 * n_cols, 9);
+  ThreadPool pool(3), pool1(1);
+  for (SimdLevel level : supported_levels()) {
+    set_simd_level(level);
+    for (int64_t n_tokens : {1, 6, 70}) {
+      RandomWeights* ws[5] = {&g1, &u1, &g2, &u2, &r};
+      std::vector<float> sep[5], multi[5];
+      for (int i = 0; i < 5; ++i) {
+        const int64_t rows = ws[i]->view.n_rows;
+        sep[i].resize(n_tokens * rows);
+        matmul(ws[i]->view, x.data(), n_cols, sep[i].data(), rows, n_tokens, pool1);
+        multi[i].assign(sep[i].size(), -1.0f);  // never read as a product
+      }
+      const auto base = random_activations(n_tokens * r.view.n_rows, 11);
+      std::vector<float> res_sep = base, res_multi = base;
+      for (int64_t t = 0; t < n_tokens; ++t) {
+        for (int p = 0; p < 2; ++p) {
+          const int64_t rows = ws[2 * p]->view.n_rows;
+          silu_mul(sep[2 * p].data() + t * rows, sep[2 * p + 1].data() + t * rows, sep[2 * p].data() + t * rows, rows);
+        }
+        add_inplace(res_sep.data() + t * r.view.n_rows, sep[4].data() + t * r.view.n_rows, r.view.n_rows);
+      }
+      MatmulOut outs[5] = {{&g1.view, multi[0].data(), 320, nullptr, 1},
+                           {&u1.view, multi[1].data(), 320},
+                           {&g2.view, multi[2].data(), 96, nullptr, 3},
+                           {&u2.view, multi[3].data(), 96},
+                           {&r.view, multi[4].data(), 50, res_multi.data()}};
+      matmul_multi(outs, 5, x.data(), n_cols, n_tokens, pool);
+      for (int i = 0; i < 5; ++i)
+        EXPECT_EQ(0, std::memcmp(sep[i].data(), multi[i].data(), sep[i].size() * sizeof(float)))
+            << "output " << i << " at " << simd_level_name(level) << " n_tokens " << n_tokens;
+      EXPECT_EQ(0, std::memcmp(res_sep.data(), res_multi.data(), res_sep.size() * sizeof(float)))
+          << "residual at " << simd_level_name(level) << " n_tokens " << n_tokens;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace nt::test
