@@ -54,30 +54,39 @@ void matmul_scalar(const MatView& w, const float* x, int64_t ldx, float* y, int6
 }
 
 // A contiguous range of task indices [front, back) taken from either end (one word: a claim is a
-// single CAS that checks the bound and moves its end).
+// single CAS that checks the bound and moves its end). A claim takes up to half of what is left
+// (at least one task), cut at `limit`: big runs while much is left, single tasks at the end.
 struct alignas(64) TaskShare {
   std::atomic<uint64_t> fb{0};  // back << 32 | front
   void reset(int64_t front, int64_t back) {
     fb.store(static_cast<uint64_t>(back) << 32 | static_cast<uint64_t>(front), std::memory_order_relaxed);
   }
-  bool take_front(int64_t& task) {
+  // Tasks [first, first + n) from the front, n <= limit(front) - front.
+  template <class Limit>
+  bool take_front(int64_t& first, int64_t& n, Limit&& limit) {
     uint64_t v = fb.load(std::memory_order_relaxed);
     for (;;) {
-      const uint64_t f = v & 0xFFFFFFFFu, b = v >> 32;
+      const int64_t f = static_cast<int64_t>(v & 0xFFFFFFFFu), b = static_cast<int64_t>(v >> 32);
       if (f >= b) return false;
-      if (fb.compare_exchange_weak(v, b << 32 | (f + 1), std::memory_order_relaxed)) {
-        task = static_cast<int64_t>(f);
+      const int64_t k = std::min(std::max<int64_t>(1, (b - f) / 2), limit(f) - f);
+      if (fb.compare_exchange_weak(v, static_cast<uint64_t>(b) << 32 | static_cast<uint64_t>(f + k),
+                                   std::memory_order_relaxed)) {
+        first = f, n = k;
         return true;
       }
     }
   }
-  bool take_back(int64_t& task) {
+  // Tasks [first, first + n) from the back, first >= limit(back - 1).
+  template <class Limit>
+  bool take_back(int64_t& first, int64_t& n, Limit&& limit) {
     uint64_t v = fb.load(std::memory_order_relaxed);
     for (;;) {
-      const uint64_t f = v & 0xFFFFFFFFu, b = v >> 32;
+      const int64_t f = static_cast<int64_t>(v & 0xFFFFFFFFu), b = static_cast<int64_t>(v >> 32);
       if (f >= b) return false;
-      if (fb.compare_exchange_weak(v, (b - 1) << 32 | f, std::memory_order_relaxed)) {
-        task = static_cast<int64_t>(b - 1);
+      const int64_t k = std::min(std::max<int64_t>(1, (b - f) / 2), b - std::max(f, limit(b - 1)));
+      if (fb.compare_exchange_weak(v, static_cast<uint64_t>(b - k) << 32 | static_cast<uint64_t>(f),
+                                   std::memory_order_relaxed)) {
+        first = b - k, n = k;
         return true;
       }
     }
@@ -87,6 +96,13 @@ struct alignas(64) TaskShare {
 // Token block: the quantized activations of this many tokens stay in L2 while a row chunk's
 // weights stream through L1.
 constexpr int64_t kTokenBlock = 64;
+
+// Decode row chunks of about this many weight bytes. The threads' last claims are single chunks,
+// so they finish within about one chunk's read of each other; before, 8 equal chunks per thread
+// left one thread waiting a median 3-10 us per job (45 us on the 40 MB output matrix) while the
+// other read alone. tg64 on the 0.6B models at 2 threads, interleaved, median t/s: Q4_0 148 -> 154
+// (32 KiB 151-159, 128 KiB 155, 256 KiB 156), Q8_0 90.5 -> 91.1, F16 44.3 -> 46.2.
+constexpr int64_t kDecodeChunkBytes = 64 * 1024;
 
 // One output's work split: row chunks x token blocks.
 struct Plan {
@@ -124,16 +140,16 @@ Plan make_plan(const detail::MatmulKernel* k, const MatView& w, const float* x, 
   const int64_t n_tb0 = (n_tokens + kTokenBlock - 1) / kTokenBlock;
   p.tb = ((n_tokens + n_tb0 - 1) / n_tb0 + 11) / 12 * 12;  // balanced, whole tiles of 3 and 4
   p.n_tb = (n_tokens + p.tb - 1) / p.tb;
-  // Row chunks (multiples of the kernel's row_align: whole tiles): enough tasks for dynamic
-  // balance across all outputs, small enough for L2 reuse in prefill.
-  // Decode takes 8 per thread: finer chunks for the share scheduler's end balance (matmul_multi).
-  static const int64_t dpt = getenv("NT_DPT") ? atoi(getenv("NT_DPT")) : 8;
-  const int64_t per_thread = n_tokens == 1 ? dpt : 4;
-  const int64_t want_tasks = (per_thread * static_cast<int64_t>(n_threads) + n_outputs - 1) / n_outputs;
-  const int64_t n_rc_min = (want_tasks + p.n_tb - 1) / p.n_tb;
+  // Row chunks (multiples of the kernel's row_align: whole tiles). Prefill: enough tasks for
+  // dynamic balance across all outputs, small enough for L2 reuse. Decode: chunks of about
+  // kDecodeChunkBytes, claimed in runs (TaskShare), so the threads end within one small chunk.
+  // Small matrices still get 8 (decode) or 4 chunks per thread over all outputs.
   const int64_t align = k->row_align;
+  const int64_t want_tasks = ((n_tokens == 1 ? 8 : 4) * static_cast<int64_t>(n_threads) + n_outputs - 1) / n_outputs;
+  const int64_t n_rc_min = (want_tasks + p.n_tb - 1) / p.n_tb;
   int64_t rc = (w.n_rows + n_rc_min - 1) / n_rc_min;
-  if (n_tokens > 1) rc = std::min<int64_t>(rc, 5 * align);
+  if (n_tokens == 1) rc = std::min<int64_t>(rc, std::max<int64_t>(1, kDecodeChunkBytes / static_cast<int64_t>(w.row_bytes)));
+  else rc = std::min<int64_t>(rc, 5 * align);
   p.rc = std::max<int64_t>(align, (rc + align - 1) / align * align);
   p.n_rc = (w.n_rows + p.rc - 1) / p.rc;
   return p;
@@ -253,21 +269,33 @@ void matmul_multi(const MatmulOut* outs, int n_outs, const float* x, int64_t ldx
   std::atomic<uint8_t>* const done = pair_done.get();
   int pair_slot[kMaxOuts];  // gate i's counters: done + pair_slot[i] * n_pair_tasks
   for (int i = 0, n = 0; i < n_outs; ++i) pair_slot[i] = fused[i] ? n++ : -1;
-  auto run = [&](int task, int) {
+  auto output_of = [&](int64_t task) {
     int i = 0;
     while (task >= task_end[i]) ++i;
-    const int64_t local = task - (task_end[i] - plans[i].n_tasks());
-    int64_t r0, r1, t0, t1;
-    plans[i].rect_of(local, r0, r1, t0, t1);
+    return i;
+  };
+  // Tasks [first, first + n) of one output; in decode (one token block) consecutive tasks are
+  // adjacent row chunks, computed as one rectangle.
+  auto run_tasks = [&](int64_t first, int64_t n) {
+    const int i = output_of(first);
+    const int64_t local = first - (task_end[i] - plans[i].n_tasks());
+    NT_CHECK(n == 1 || plans[i].n_tb == 1);
+    int64_t r0, r1, t0, t1, q0, q1;
+    plans[i].rect_of(local, r0, q1, t0, t1);
+    plans[i].rect_of(local + n - 1, q0, r1, t0, t1);
     plans[i].k->rect(plans[i].a, r0, r1, t0, t1);
     if (outs[i].residual) add_residual(outs[i], r0, r1, t0, t1);
     const int g = fused[i] ? i : gate_of[i];
-    if (g >= 0) {
-      // Invariant: the acq_rel counter orders the other rectangle's writes before this reader.
-      if (done[pair_slot[g] * n_pair_tasks + local].fetch_add(1, std::memory_order_acq_rel) == 1)
-        swiglu(outs[g], outs[outs[g].swiglu_up], r0, r1, t0, t1);
-    }
+    if (g >= 0)
+      for (int64_t c = local; c < local + n; ++c) {
+        // Invariant: the acq_rel counter orders the other rectangle's writes before this reader.
+        if (done[pair_slot[g] * n_pair_tasks + c].fetch_add(1, std::memory_order_acq_rel) == 1) {
+          plans[i].rect_of(c, q0, q1, t0, t1);
+          swiglu(outs[g], outs[outs[g].swiglu_up], q0, q1, t0, t1);
+        }
+      }
   };
+  auto run = [&](int task, int) { run_tasks(task, 1); };
   if (total == 1) {
     run(0, 0);
   } else if (total > 1 && n_tokens == 1) {
@@ -277,6 +305,8 @@ void matmul_multi(const MatmulOut* outs, int n_outs, const float* x, int64_t ldx
     // early takes chunks from the back of the other shares. Handing tasks out in turn instead
     // sends every prefetch past a chunk's end to the other core. tg128 at 2 threads on the 0.6B
     // models, 5 interleaved rounds, median: Q8_0 68.9 -> 76.4 t/s, Q4_0 146.5 -> 162.4.
+    // Claims take half of what is left of a share (one output at most) as one rectangle: few
+    // long rectangles while much is left, single chunks at the end (kDecodeChunkBytes).
     const int n_parts = static_cast<int>(std::min<int64_t>(pool.n_threads(), total));
     thread_local std::unique_ptr<TaskShare[]> shares;
     thread_local int n_shares = 0;
@@ -286,11 +316,16 @@ void matmul_multi(const MatmulOut* outs, int n_outs, const float* x, int64_t ldx
     }
     TaskShare* sh = shares.get();  // this thread's: the workers' own thread_local is another
     for (int p = 0; p < n_parts; ++p) sh[p].reset(total * p / n_parts, total * (p + 1) / n_parts);
+    auto output_end = [&](int64_t task) { return task_end[output_of(task)]; };
+    auto output_begin = [&](int64_t task) {
+      const int i = output_of(task);
+      return task_end[i] - plans[i].n_tasks();
+    };
     pool.run(n_parts, [&](int part, int) {
-      int64_t task = 0;
-      while (sh[part].take_front(task)) run(static_cast<int>(task), 0);
+      int64_t first = 0, n = 0;
+      while (sh[part].take_front(first, n, output_end)) run_tasks(first, n);
       for (int k = 1; k < n_parts; ++k)
-        while (sh[(part + k) % n_parts].take_back(task)) run(static_cast<int>(task), 0);
+        while (sh[(part + k) % n_parts].take_back(first, n, output_begin)) run_tasks(first, n);
     });
   } else if (total > 1) {
     pool.run(static_cast<int>(total), run);
