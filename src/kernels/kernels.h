@@ -81,8 +81,13 @@ struct RopeParams {
   int n_ctx_orig = 0;
   const float* freq_factors = nullptr;  // [n_rot/2] divisors per frequency (Llama 3 rope_freqs), or null
 };
-// Rotates x [n_head, head_dim] for position pos in place.
+// Rotates x [n_head, head_dim] for position pos in place: rope_angles, then rope_apply.
 void rope(float* x, int n_head, int head_dim, int32_t pos, const RopeParams& p);
+// The rotation of position pos: cos and sin of every rotated pair, cs / sn [rope_pairs(..)] each
+// (what every head and layer of a token shares, so a forward pass computes it once per token).
+int rope_pairs(int head_dim, const RopeParams& p);
+void rope_angles(int head_dim, int32_t pos, const RopeParams& p, float* cs, float* sn);
+void rope_apply(float* x, int n_head, int head_dim, const RopeParams& p, const float* cs, const float* sn);
 
 // Attention of one query token over a run of cached positions, for heads [head_begin, head_end):
 //   q   [n_head, head_dim] f32 (already RoPE'd)

@@ -80,14 +80,15 @@ float yarn_corr_dim(int n_dims, int n_ctx_orig, float n_rot, float base) {
 
 }  // namespace
 
-void rope(float* x, int n_head, int head_dim, int32_t pos, const RopeParams& p) {
+int rope_pairs(int head_dim, const RopeParams& p) {
   const int n_rot = p.n_rot > 0 ? p.n_rot : head_dim;
   NT_CHECK(n_rot <= head_dim && n_rot % 2 == 0);
-  const int half = n_rot / 2;
-  // Per-frequency cos/sin, computed once for all heads. theta_i = pos * base^(-2i/n_rot).
-  constexpr int kMaxHalf = 512;
-  NT_CHECK(half <= kMaxHalf);
-  float cs[kMaxHalf], sn[kMaxHalf];
+  return n_rot / 2;
+}
+
+void rope_angles(int head_dim, int32_t pos, const RopeParams& p, float* cs, float* sn) {
+  const int half = rope_pairs(head_dim, p), n_rot = 2 * half;
+  // theta_i = pos * base^(-2i/n_rot).
   const float theta_scale = std::pow(p.freq_base, -2.0f / static_cast<float>(n_rot));
   float corr0 = 0, corr1 = 0, mscale = p.attn_factor;
   if (p.ext_factor != 0.0f) {
@@ -110,6 +111,10 @@ void rope(float* x, int n_head, int head_dim, int32_t pos, const RopeParams& p) 
     sn[i] = std::sin(theta) * mscale;
     theta_base *= theta_scale;
   }
+}
+
+void rope_apply(float* x, int n_head, int head_dim, const RopeParams& p, const float* cs, const float* sn) {
+  const int half = rope_pairs(head_dim, p);
   for (int h = 0; h < n_head; ++h) {
     float* v = x + static_cast<int64_t>(h) * head_dim;
     if (p.style == RopeStyle::Normal) {
@@ -126,6 +131,14 @@ void rope(float* x, int n_head, int head_dim, int32_t pos, const RopeParams& p) 
       }
     }
   }
+}
+
+void rope(float* x, int n_head, int head_dim, int32_t pos, const RopeParams& p) {
+  constexpr int kMaxHalf = 512;
+  NT_CHECK(rope_pairs(head_dim, p) <= kMaxHalf);
+  float cs[kMaxHalf], sn[kMaxHalf];
+  rope_angles(head_dim, pos, p, cs, sn);
+  rope_apply(x, n_head, head_dim, p, cs, sn);
 }
 
 void convert_row_from_f32(DType dst_type, const float* src, void* dst, int64_t n) {

@@ -87,6 +87,18 @@ Status Model::forward(const Batch& batch, KvStore& kv, ThreadPool& pool, Forward
 
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
   const int n_group = c.n_head / c.n_head_kv;
+  // RoPE angles once per token for all layers and heads: [n_tokens][cos, sin][n_pairs].
+  const int64_t n_pairs = rope_pairs(static_cast<int>(hd), c.rope);
+  grow(s.rope, n_tokens * 2 * n_pairs);
+  const float* rope_cs = s.rope.data();
+  pool.run(static_cast<int>(n_tokens), [&](int t, int) {
+    float* cs = s.rope.data() + t * 2 * n_pairs;
+    rope_angles(static_cast<int>(hd), batch.pos[t], c.rope, cs, cs + n_pairs);
+  });
+  // Per-head cache writes need whole KV blocks per head.
+  const bool place_per_head = seq_ids.size() == static_cast<size_t>(n_tokens) &&
+                              hd % dtype_info(lay.k_type).block_size == 0 &&
+                              hd % dtype_info(lay.v_type).block_size == 0;
   for (int il = 0; il < c.n_layer; ++il) {
     const LayerWeights& l = w_.layers[static_cast<size_t>(il)];
     norm_rows(x, l.attn_norm, xn, n_tokens, n_embd, c.rms_eps, pool);
@@ -98,30 +110,49 @@ Status Model::forward(const Batch& batch, KvStore& kv, ThreadPool& pool, Forward
     add_bias(q, l.bq, n_tokens, q_dim);
     add_bias(k, l.bk, n_tokens, kv_dim);
     add_bias(v, l.bv, n_tokens, kv_dim);
-    pool.run(static_cast<int>(n_tokens), [&](int t, int) {
-      float* qt = q + t * q_dim;
-      float* kt = k + t * kv_dim;
+    // Token t's query heads [hq, hq + nq) and KV heads [hk, hk + nk): Q/K norms, RoPE, and the
+    // K/V heads written to the cache.
+    auto place = [&](int64_t t, int hq, int nq, int hk, int nk) {
+      float* qt = q + t * q_dim + hq * hd;
+      float* kt = k + t * kv_dim + hk * hd;
       if (l.q_norm) {
-        for (int h = 0; h < c.n_head; ++h) rms_norm(qt + h * hd, l.q_norm, qt + h * hd, hd, c.rms_eps);
-        for (int h = 0; h < c.n_head_kv; ++h) rms_norm(kt + h * hd, l.k_norm, kt + h * hd, hd, c.rms_eps);
+        for (int h = 0; h < nq; ++h) rms_norm(qt + h * hd, l.q_norm, qt + h * hd, hd, c.rms_eps);
+        for (int h = 0; h < nk; ++h) rms_norm(kt + h * hd, l.k_norm, kt + h * hd, hd, c.rms_eps);
       }
-      rope(qt, c.n_head, static_cast<int>(hd), batch.pos[t], c.rope);
-      rope(kt, c.n_head_kv, static_cast<int>(hd), batch.pos[t], c.rope);
-      convert_row_from_f32(lay.k_type, kt, kv.k_row(il, batch.seq[t], batch.pos[t]), kv_dim);
-      convert_row_from_f32(lay.v_type, v + t * kv_dim, kv.v_row(il, batch.seq[t], batch.pos[t]), kv_dim);
-    });
-    dump("Qcur", il, q, q_dim);
-    dump("Kcur", il, k, kv_dim);
-    for (size_t si = 0; si < seq_ids.size(); ++si) kv.spans(il, seq_ids[si], seq_max_kv[si], seq_spans[si]);
-    // One task per (token, KV head): its group of query heads.
-    pool.run(static_cast<int>(n_tokens * c.n_head_kv), [&](int task, int) {
-      const int64_t t = task / c.n_head_kv;
-      const int g = task % c.n_head_kv;
+      const float* cs = rope_cs + t * 2 * n_pairs;
+      rope_apply(qt, nq, static_cast<int>(hd), c.rope, cs, cs + n_pairs);
+      rope_apply(kt, nk, static_cast<int>(hd), c.rope, cs, cs + n_pairs);
+      const int32_t sq = batch.seq[t], pos = batch.pos[t];
+      convert_row_from_f32(lay.k_type, kt, kv.k_row(il, sq, pos) + dtype_row_bytes(lay.k_type, uint64_t(hk * hd)), nk * hd);
+      convert_row_from_f32(lay.v_type, v + t * kv_dim + hk * hd,
+                           kv.v_row(il, sq, pos) + dtype_row_bytes(lay.v_type, uint64_t(hk * hd)), nk * hd);
+    };
+    // Token t's query heads of KV head g over its sequence's cache.
+    auto attend = [&](int64_t t, int g) {
       const auto& sp = seq_spans[static_cast<size_t>(tok_seq_idx[static_cast<size_t>(t)])];
       attention(q + t * q_dim, c.n_head, c.n_head_kv, static_cast<int>(hd), g * n_group, (g + 1) * n_group,
                 lay.k_type, lay.k_row_bytes(), lay.v_type, lay.v_row_bytes(), sp.data(),
                 static_cast<int>(sp.size()), batch.pos[t] + 1, scale, att + t * q_dim);
-    });
+    };
+    for (size_t si = 0; si < seq_ids.size(); ++si) kv.spans(il, seq_ids[si], seq_max_kv[si], seq_spans[si]);
+    if (place_per_head) {
+      // Decode steps (every token its sequence's only one): a (token, KV head) task reads no cache
+      // row another task of this pass writes, so it places its own heads and attends in one job.
+      pool.run(static_cast<int>(n_tokens * c.n_head_kv), [&](int task, int) {
+        const int64_t t = task / c.n_head_kv;
+        const int g = task % c.n_head_kv;
+        place(t, g * n_group, n_group, g, 1);
+        attend(t, g);
+      });
+      dump("Qcur", il, q, q_dim);
+      dump("Kcur", il, k, kv_dim);
+    } else {
+      pool.run(static_cast<int>(n_tokens), [&](int t, int) { place(t, 0, c.n_head, 0, c.n_head_kv); });
+      dump("Qcur", il, q, q_dim);
+      dump("Kcur", il, k, kv_dim);
+      // One task per (token, KV head): its group of query heads.
+      pool.run(static_cast<int>(n_tokens * c.n_head_kv), [&](int task, int) { attend(task / c.n_head_kv, task % c.n_head_kv); });
+    }
     dump("kqv_out", il, att, q_dim);
     {  // x += Wo · att, added per rectangle by the thread that computed it
       const MatmulOut wo{&l.wo, xn, n_embd, x};

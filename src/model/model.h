@@ -43,7 +43,7 @@ struct ModelWeights {
 
 // Scratch for one forward call, reused across calls (grown as needed). Owned by the engine thread.
 struct ForwardScratch {
-  std::vector<float> x, xn, q, k, v, att, gate, up, out_rows;
+  std::vector<float> x, xn, q, k, v, att, gate, up, out_rows, rope;
   std::vector<KvSpan> spans;
   // Debug hook: called with every named intermediate (e.g. "attn_norm", layer, [n_tokens, n] data).
   std::function<void(const char* name, int layer, const float* data, int64_t n_tokens, int64_t n)> on_tensor;

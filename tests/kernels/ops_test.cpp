@@ -84,6 +84,30 @@ TEST(Ops, RopeNormalNeoXLinearAndFreqFactors) {
   }
 }
 
+// The forward pass computes a token's angles once and rotates heads in groups (a KV head's query
+// heads in its own task): bit-identical to rope() over all heads at once.
+TEST(Ops, RopeAnglesOnceAppliedPerHeadGroupEqualsRope) {
+  const int n_head = 6, head_dim = 16;
+  for (RopeStyle style : {RopeStyle::Normal, RopeStyle::NeoX}) {
+    for (int n_rot : {16, 10}) {
+      RopeParams p;
+      p.style = style;
+      p.n_rot = n_rot;
+      p.ext_factor = 0.5f;
+      p.freq_scale = 0.25f;
+      auto whole = random_activations(n_head * head_dim, 5);
+      auto grouped = whole;
+      rope(whole.data(), n_head, head_dim, 1234, p);
+      ASSERT_EQ(rope_pairs(head_dim, p), n_rot / 2);
+      std::vector<float> cs(static_cast<size_t>(n_rot / 2)), sn(cs.size());
+      rope_angles(head_dim, 1234, p, cs.data(), sn.data());
+      for (int h0 = 0; h0 < n_head; h0 += 2)
+        rope_apply(grouped.data() + h0 * head_dim, 2, head_dim, p, cs.data(), sn.data());
+      EXPECT_EQ(0, std::memcmp(whole.data(), grouped.data(), whole.size() * sizeof(float)));
+    }
+  }
+}
+
 TEST(Ops, RopeYarnPositionZeroOnlyScales) {
   // At pos 0 every angle is 0: YaRN leaves the vector scaled by attn_factor * (1 + 0.1 ln(1/s)).
   RopeParams p;

@@ -94,18 +94,41 @@ TEST(Forward, Qwen2MatchesReference) { check_against_reference("qwen2", 16, DTyp
 TEST(Forward, Qwen3MatchesReference) { check_against_reference("qwen3", 32, DType::F32, kF32LogitTol); }
 TEST(Forward, F16CacheWithinBudget) { check_against_reference("llama", 16, DType::F16, kF16CacheLogitTol); }
 
+// n_batch 1 runs every token as a decode step (each (token, KV head) task places its own heads in
+// the cache and attends); larger chunks place all heads first, then attend. Same logits.
 TEST(Forward, BitIdenticalAcrossChunksAndThreads) {
-  Fixture f = make("qwen2", 16);
-  std::vector<float> base;
-  for (int threads : {1, 2, 3})
-    for (int n_batch : {1, 3, 512}) {
-      auto e = engine_for(f.path, threads, n_batch, DType::F16);
-      ASSERT_TRUE(e);
-      auto got = engine_logits(*e, kToks, 9);
-      if (base.empty()) base = got;
-      ASSERT_EQ(0, std::memcmp(base.data(), got.data(), base.size() * sizeof(float)))
-          << "threads " << threads << " n_batch " << n_batch;
-    }
+  for (const char* arch : {"qwen2", "qwen3"}) {
+    Fixture f = make(arch, 16);
+    std::vector<float> base;
+    for (int threads : {1, 2, 3})
+      for (int n_batch : {1, 3, 512}) {
+        auto e = engine_for(f.path, threads, n_batch, DType::F16);
+        ASSERT_TRUE(e);
+        auto got = engine_logits(*e, kToks, 9);
+        if (base.empty()) base = got;
+        ASSERT_EQ(0, std::memcmp(base.data(), got.data(), base.size() * sizeof(float)))
+            << arch << " threads " << threads << " n_batch " << n_batch;
+      }
+  }
+}
+
+// Two sequences' decode steps in one batch (one token each: the per-head placing path) give
+// each sequence's own logits.
+TEST(Forward, MultiSequenceDecodeStepMatchesSeparateRuns) {
+  Fixture f = make("llama", 16);
+  auto e = engine_for(f.path, 2, 64, DType::F16);
+  ASSERT_TRUE(e);
+  const int V = f.spec.n_vocab;
+  std::vector<int32_t> a = {1, 2, 3, 4, 5, 6}, b = {9, 8, 7, 6};
+  auto la = engine_logits(*e, a, 5);  // the logits after 5 tokens, then after the 6th
+  auto lb = engine_logits(*e, b, 3);
+  int sa = e->new_sequence(), sb = e->new_sequence();
+  ASSERT_TRUE(e->append(sa, a.data(), 5).ok());
+  ASSERT_TRUE(e->append(sb, b.data(), 3).ok());
+  auto r = e->step({{sa, a.data() + 5, 1, true}, {sb, b.data() + 3, 1, true}});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(0, std::memcmp(*r, la.data() + V, size_t(V) * sizeof(float)));
+  EXPECT_EQ(0, std::memcmp(*r + V, lb.data() + V, size_t(V) * sizeof(float)));
 }
 
 TEST(Forward, MultiSequenceBatchMatchesSeparateRuns) {
