@@ -74,9 +74,12 @@ void tile(const MatArgs& a, int64_t r0, int64_t t0, int64_t c0, int64_t c1, floa
   for (int t = 0; t < NT; ++t) xs[t] = X::row(a, t0 + t);
   int64_t i = c0;
   // Prefetch one tile ahead (rows r0+NR.., same columns): a linear walk NR rows ahead of the loads
-  // (see matmul_q_avx512.cpp); one prefetch per cache line. Not in one-row decode tiles (see rect).
-  constexpr bool kPrefetch = NT == 6 || L::kDecodeRows > 1;
-  const int64_t pf_ahead = NR * static_cast<int64_t>(a.w.row_bytes);
+  // (see matmul_q_avx512.cpp); one prefetch per cache line. The one-token tiles of rows far apart
+  // (rs > 1: four streams, each walking its rows front to back) prefetch kStreamAhead bytes on in
+  // each stream instead (into its next row at a row's end); one-row tiles do not prefetch (see rect).
+  constexpr int64_t kStreamAhead = 1024;
+  constexpr bool kPrefetch = NT == 6 || L::kDecodeRows > 1 || (NT == 1 && NR == 4);
+  const int64_t pf_ahead = NT == 1 && rs > 1 ? kStreamAhead : NR * static_cast<int64_t>(a.w.row_bytes);
   for (; i + 16 <= c1; i += 16) {
     __m512 wv[NR];
     if (kPrefetch && (i * L::kBytes) % 64 == 0)
@@ -154,7 +157,11 @@ void rect(const MatArgs& a, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
       // chains, each still its output's single chain), so four streams far apart, each front to
       // back; a remainder of 2-3 rows pairs rows half of it apart. Against the 2-row pairs:
       // kernels_bench decode_hot F16 +33% (fma latency hidden), streamed even; tg64 on the 0.6B
-      // F16 at 2 threads +2.9% (10 interleaved pairs, every one above), 1 thread even.
+      // F16 at 2 threads +2.9% (10 interleaved pairs, every one above), 1 thread even. Each stream
+      // prefetches 1 KiB ahead of its loads (kStreamAhead): tg on the 0.6B F16, interleaved,
+      // 2 threads 48.5 -> 55.5 t/s (80 -> 91% of the probe), 1 thread 20.5 -> 22.4; kernels_bench
+      // decode F16 / BF16 at 1 thread +8-28% (with the weights in L2 -19%: the prefetches cost
+      // issue slots there). A prefetch one row (3-8 KiB) ahead lost 11-13% at 1 thread.
       const int64_t quarter = (r1 - r0) / 4;
       for (; r < r0 + quarter; ++r) tile<L, X, 4, 1>(a, r, t, 0, n, nullptr, quarter);
       r = r0 + 4 * quarter;
