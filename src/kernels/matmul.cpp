@@ -131,6 +131,61 @@ void swiglu(const MatmulOut& gate, const MatmulOut& up, int64_t r0, int64_t r1, 
   }
 }
 
+constexpr int kMaxOuts = 8;  // outputs of one matmul_multi call
+
+// The SwiGLU of a gate and its up split the same way runs per rectangle: whichever of the two
+// rectangles finishes second applies it (one counter per rectangle pair). Gates split otherwise
+// (or computed by the scalar level) run it on their whole output after the pass (rest()).
+struct SwigluPairs {
+  int gate_of[kMaxOuts];      // output i is the up of gate gate_of[i] (fused per rectangle), or -1
+  bool fused[kMaxOuts] = {};  // output i is a gate fused per rectangle
+  int slot[kMaxOuts];         // gate i's counters: done + slot[i] * n_tasks
+  int64_t n_tasks = 0;
+  std::atomic<uint8_t>* done = nullptr;
+
+  SwigluPairs(const MatmulOut* outs, int n_outs, const Plan* plans, const bool* planned) {
+    std::fill(gate_of, gate_of + kMaxOuts, -1);
+    std::fill(slot, slot + kMaxOuts, -1);
+    int n_pairs = 0;
+    for (int i = 0; i < n_outs; ++i) {
+      const int u = outs[i].swiglu_up;
+      if (u >= 0 && planned[i] && planned[u] && plans[i].same_split(plans[u])) {
+        fused[i] = true;
+        gate_of[u] = i;
+        slot[i] = n_pairs++;
+        n_tasks = std::max(n_tasks, plans[i].n_tasks());
+      }
+    }
+    thread_local std::unique_ptr<std::atomic<uint8_t>[]> counters;  // the calling thread's
+    thread_local int64_t cap = 0;
+    const int64_t need = n_tasks * n_pairs;
+    if (cap < need) {
+      counters = std::make_unique<std::atomic<uint8_t>[]>(static_cast<size_t>(need));
+      cap = need;
+    }
+    for (int64_t j = 0; j < need; ++j) counters[j].store(0, std::memory_order_relaxed);  // published by the fork
+    done = counters.get();
+  }
+  // Output i's tasks [c0, c0 + n) (plan p) are done.
+  void finished(const MatmulOut* outs, const Plan& p, int i, int64_t c0, int64_t n) const {
+    const int g = fused[i] ? i : gate_of[i];
+    if (g < 0) return;
+    for (int64_t c = c0; c < c0 + n; ++c) {
+      // Invariant: the acq_rel counter orders the other rectangle's writes before this reader.
+      if (done[slot[g] * n_tasks + c].fetch_add(1, std::memory_order_acq_rel) == 1) {
+        int64_t r0, r1, t0, t1;
+        p.rect_of(c, r0, r1, t0, t1);
+        swiglu(outs[g], outs[outs[g].swiglu_up], r0, r1, t0, t1);
+      }
+    }
+  }
+  // After the pass: the SwiGLUs not fused per rectangle.
+  void rest(const MatmulOut* outs, int n_outs, int64_t n_tokens) const {
+    for (int i = 0; i < n_outs; ++i)
+      if (outs[i].swiglu_up >= 0 && !fused[i]) swiglu(outs[i], outs[outs[i].swiglu_up], 0, outs[i].w->n_rows, 0, n_tokens);
+  }
+};
+
 Plan make_plan(const detail::MatmulKernel* k, const MatView& w, const float* x, int64_t ldx, float* y, int64_t ldy,
                int64_t n_tokens, int n_threads, int n_outputs) {
   Plan p;
@@ -197,7 +252,6 @@ void matmul(const MatView& w, const float* x, int64_t ldx, float* y, int64_t ldy
 
 void matmul_multi(const MatmulOut* outs, int n_outs, const float* x, int64_t ldx, int64_t n_tokens, ThreadPool& pool) {
   if (n_tokens <= 0 || n_outs <= 0) return;
-  constexpr int kMaxOuts = 8;
   NT_CHECK(n_outs <= kMaxOuts);
   // Activations are quantized once per distinct (offset, layout) the kernels ask for.
   thread_local detail::XQuant xqs[kMaxOuts];
@@ -241,34 +295,7 @@ void matmul_multi(const MatmulOut* outs, int n_outs, const float* x, int64_t ldx
     total += plans[i].n_tasks();
     task_end[i] = total;
   }
-  // A gate and its up split the same way run the SwiGLU per rectangle: whichever of the two
-  // rectangles finishes second applies it (a counter per rectangle pair); otherwise it runs on
-  // the whole outputs after the pass.
-  int gate_of[kMaxOuts];  // output i is the up of gate_of[i] (fused per rectangle), or -1
-  bool fused[kMaxOuts] = {};
-  std::fill(gate_of, gate_of + kMaxOuts, -1);
-  int64_t n_pair_tasks = 0;
-  for (int i = 0; i < n_outs; ++i) {
-    const int u = outs[i].swiglu_up;
-    if (u >= 0 && planned[i] && planned[u] && plans[i].same_split(plans[u])) {
-      fused[i] = true;
-      gate_of[u] = i;
-      n_pair_tasks = std::max(n_pair_tasks, plans[i].n_tasks());
-    }
-  }
-  thread_local std::unique_ptr<std::atomic<uint8_t>[]> pair_done;  // [kMaxOuts / 2][n_pair_tasks]
-  thread_local int64_t pair_cap = 0;
-  if (n_pair_tasks > 0) {
-    const int64_t need = n_pair_tasks * (kMaxOuts / 2);
-    if (pair_cap < need) {
-      pair_done = std::make_unique<std::atomic<uint8_t>[]>(static_cast<size_t>(need));
-      pair_cap = need;
-    }
-    for (int64_t j = 0; j < need; ++j) pair_done[j].store(0, std::memory_order_relaxed);  // published by the fork
-  }
-  std::atomic<uint8_t>* const done = pair_done.get();
-  int pair_slot[kMaxOuts];  // gate i's counters: done + pair_slot[i] * n_pair_tasks
-  for (int i = 0, n = 0; i < n_outs; ++i) pair_slot[i] = fused[i] ? n++ : -1;
+  const SwigluPairs pairs(outs, n_outs, plans, planned);
   auto output_of = [&](int64_t task) {
     int i = 0;
     while (task >= task_end[i]) ++i;
@@ -280,20 +307,12 @@ void matmul_multi(const MatmulOut* outs, int n_outs, const float* x, int64_t ldx
     const int i = output_of(first);
     const int64_t local = first - (task_end[i] - plans[i].n_tasks());
     NT_CHECK(n == 1 || plans[i].n_tb == 1);
-    int64_t r0, r1, t0, t1, q0, q1;
-    plans[i].rect_of(local, r0, q1, t0, t1);
-    plans[i].rect_of(local + n - 1, q0, r1, t0, t1);
+    int64_t r0, r1, t0, t1, first_end, last_begin;
+    plans[i].rect_of(local, r0, first_end, t0, t1);          // rows from the run's first chunk
+    plans[i].rect_of(local + n - 1, last_begin, r1, t0, t1);  // to its last
     plans[i].k->rect(plans[i].a, r0, r1, t0, t1);
     if (outs[i].residual) add_residual(outs[i], r0, r1, t0, t1);
-    const int g = fused[i] ? i : gate_of[i];
-    if (g >= 0)
-      for (int64_t c = local; c < local + n; ++c) {
-        // Invariant: the acq_rel counter orders the other rectangle's writes before this reader.
-        if (done[pair_slot[g] * n_pair_tasks + c].fetch_add(1, std::memory_order_acq_rel) == 1) {
-          plans[i].rect_of(c, q0, q1, t0, t1);
-          swiglu(outs[g], outs[outs[g].swiglu_up], q0, q1, t0, t1);
-        }
-      }
+    pairs.finished(outs, plans[i], i, local, n);
   };
   auto run = [&](int task, int) { run_tasks(task, 1); };
   if (total == 1) {
@@ -331,10 +350,9 @@ void matmul_multi(const MatmulOut* outs, int n_outs, const float* x, int64_t ldx
     pool.run(static_cast<int>(total), run);
   }
   // The epilogues of what did not run per rectangle (scalar passes, gates split unlike their up).
-  for (int i = 0; i < n_outs; ++i) {
+  for (int i = 0; i < n_outs; ++i)
     if (outs[i].residual && !planned[i]) add_residual(outs[i], 0, outs[i].w->n_rows, 0, n_tokens);
-    if (outs[i].swiglu_up >= 0 && !fused[i]) swiglu(outs[i], outs[outs[i].swiglu_up], 0, outs[i].w->n_rows, 0, n_tokens);
-  }
+  pairs.rest(outs, n_outs, n_tokens);
 }
 
 }  // namespace nt
