@@ -252,6 +252,14 @@ TEST(Matmul, ReferenceIsExactOnSmallIntegers) {
 namespace nt::test {
 namespace {
 
+// w's product with n_tokens rows of x by a separate call on one thread: [n_tokens, w.n_rows].
+std::vector<float> separate_product(const RandomWeights& w, const std::vector<float>& x, int64_t n_cols,
+                                    int64_t n_tokens, ThreadPool& pool1) {
+  std::vector<float> y(static_cast<size_t>(n_tokens * w.view.n_rows));
+  matmul(w.view, x.data(), n_cols, y.data(), w.view.n_rows, n_tokens, pool1);
+  return y;
+}
+
 // Several outputs in one call, for prefill (6 tokens) and decode (1 token: each thread walks its own
 // share of the tasks and takes the rest from the back of the others'), at 3 threads against
 // separate calls on 1 thread.
@@ -269,11 +277,9 @@ TEST(Matmul, MultiEqualsSeparateCalls) {
       std::vector<float> sep[4], multi[4];
       MatmulOut outs[4];
       for (int i = 0; i < 4; ++i) {
-        const int64_t rows = ws[i]->view.n_rows;
-        sep[i].resize(n_tokens * rows);
-        multi[i].resize(n_tokens * rows);
-        matmul(ws[i]->view, x.data(), n_cols, sep[i].data(), rows, n_tokens, pool1);
-        outs[i] = MatmulOut{&ws[i]->view, multi[i].data(), rows};
+        sep[i] = separate_product(*ws[i], x, n_cols, n_tokens, pool1);
+        multi[i].resize(sep[i].size());
+        outs[i] = MatmulOut{&ws[i]->view, multi[i].data(), ws[i]->view.n_rows};
       }
       matmul_multi(outs, 4, x.data(), n_cols, n_tokens, pool);
       for (int i = 0; i < 4; ++i)
@@ -282,12 +288,6 @@ TEST(Matmul, MultiEqualsSeparateCalls) {
     }
   }
 }
-
-}  // namespace
-}  // namespace nt::test
-
-namespace nt::test {
-namespace {
 
 // The epilogues (residual add, SwiGLU) run per rectangle inside the pass: bit-identical to the
 // same products followed by add_inplace / silu_mul over whole rows. Q4_0 gate/up split alike
@@ -305,9 +305,7 @@ TEST(Matmul, MultiEpiloguesEqualProductsThenOps) {
       RandomWeights* ws[5] = {&g1, &u1, &g2, &u2, &r};
       std::vector<float> sep[5], multi[5];
       for (int i = 0; i < 5; ++i) {
-        const int64_t rows = ws[i]->view.n_rows;
-        sep[i].resize(n_tokens * rows);
-        matmul(ws[i]->view, x.data(), n_cols, sep[i].data(), rows, n_tokens, pool1);
+        sep[i] = separate_product(*ws[i], x, n_cols, n_tokens, pool1);
         multi[i].assign(sep[i].size(), -1.0f);  // never read as a product
       }
       const auto base = random_activations(n_tokens * r.view.n_rows, 11);
