@@ -34,6 +34,10 @@ struct MatmulKernel {
   void (*rect)(const MatArgs& a, int64_t r0, int64_t r1, int64_t t0, int64_t t1) = nullptr;
   int row_align = 12;  // rectangles start at multiples of this many rows (the kernel's tile height)
 };
+// How many bytes ahead each weight stream of a one-token decode of quantized rows prefetches (the
+// row-lane quartets and the K-quant quartered tiles; measurements at matmul_rl_avx512.cpp's rect).
+constexpr int64_t kDecodeStreamAhead = 2048;
+
 // nullptr when that ISA has no kernel for the type.
 const MatmulKernel* matmul_kernel_avx512(DType type);
 const MatmulKernel* matmul_kernel_avx2(DType type);

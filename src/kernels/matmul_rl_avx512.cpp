@@ -335,18 +335,18 @@ void rect(const MatArgs& a, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
     if constexpr (kQuartetDecode<T>) {
       if (n % 4 == 0 && n >= 8) {
         // Four streams, each a quarter of the rectangle walked row by row (row j of every quarter,
-        // then row j + 1: each stream reads on where it left off), each prefetching 2 KiB ahead.
+        // then row j + 1: each stream reads on where it left off), each prefetching
+        // kDecodeStreamAhead (2 KiB) ahead.
         // Against one row ahead (864-4352 bytes), interleaved A/Bs of tg on the 0.6B models:
         // Q4_0 2 threads +3-5% (3 A/Bs), 1 thread +11%; Q8_0 2 threads -1 to +2%, 1 thread +9%
         // (kernels_bench decode Q8_0 at 4096 columns +16%); kernels_bench decode Q4_1/Q5_0/Q5_1
         // at 1 thread 0 to +6%.
         const int64_t step = n / 4, row_bytes = static_cast<int64_t>(a.w.row_bytes);
-        constexpr int64_t ahead = 2048;
         for (int64_t j = 0; j < step; ++j) {
           const uint8_t* row0 = a.w.data + (r0 + j) * row_bytes;
           for (int64_t t = t0; t < t1; ++t) {
             alignas(16) float out[4];
-            decode_quartet<T>(row0, step * row_bytes, row_bytes, a.w.n_cols, ahead, *a.xq, t, out);
+            decode_quartet<T>(row0, step * row_bytes, row_bytes, a.w.n_cols, kDecodeStreamAhead, *a.xq, t, out);
             float* y = a.y + t * a.ldy + r0 + j;
             for (int r = 0; r < 4; ++r) y[r * step] = out[r];
           }
