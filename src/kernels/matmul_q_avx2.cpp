@@ -8,6 +8,8 @@
 #include "kernels/kernels_internal.h"
 #include "kernels/simd_avx2.h"
 
+#include <type_traits>
+
 namespace nt::detail {
 namespace {
 
@@ -208,6 +210,72 @@ void tile(const MatArgs& a, int64_t r0, int64_t t0, int64_t rs = 1, int64_t ahea
     for (int r = 0; r < NR; ++r) a.y[(t0 + t) * a.ldy + r0 + r * rs] = hsum256(acc[r][t]) - macc[r][t];
 }
 
+// Low nibbles then high nibbles of 16 bytes, as nibbles16, from one broadcast load: the high lane
+// shifted by 4 (fewer vector uops than a shift and an insert).
+static inline __m256i nibbles16_bcast(const uint8_t* p) {
+  const __m256i t = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  return _mm256_and_si256(_mm256_srlv_epi64(t, _mm256_set_epi64x(4, 4, 0, 0)), lo4());
+}
+// The fp16 at offset `off` of four units, widened to floats in one __m128.
+static inline __m128 h2f_4(const uint8_t* const (&up)[4], int off) {
+  uint64_t h = 0;
+  for (int r = 0; r < 4; ++r) {
+    uint16_t v;
+    std::memcpy(&v, up[r] + off, 2);
+    h |= static_cast<uint64_t>(v) << (16 * r);
+  }
+  return _mm_cvtph_ps(_mm_cvtsi64_si128(static_cast<int64_t>(h)));
+}
+
+// Token t's tile of four rows (r0 + r * rs) for the types with one 32-element block per unit: the
+// same per-output sequence as tile<T, NR, 1> (each scale product a_w * dx, then
+// acc = fma(float(isum), a_w * dx, acc); the min term macc += mn * g32 then subtracted), with the
+// four rows' block scales converted together and the activation pointers held in registers.
+// Against tile<T, 4, 1> (same streams and prefetch), 0.6B Q4_0 tg32 on an AVX2-only Zen 3:
+// 1 thread 19.6 -> 26.6 t/s, 2 threads 35.9 -> 43.0; Q8_0 (bound by bandwidth) unchanged.
+template <class T>
+void quartet(const MatArgs& a, int64_t r0, int64_t t, int64_t rs, int64_t ahead) {
+  static_assert(T::kBlocks == 1 && T::kBlock32 == T::kUnitBytes, "32-element blocks");
+  const XQuant& xq = *a.xq;
+  const int8_t* xs = xq.qs(t);
+  const int32_t* xl = xq.ls(t);
+  const float* dx = xq.dx(t);
+  const float* g32 = xq.g32(t);
+  const int64_t n_units = a.w.n_cols / 32;
+  const uint8_t* rows[4];
+  for (int r = 0; r < 4; ++r) rows[r] = a.w.data + (r0 + r * rs) * a.w.row_bytes;
+  __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+  __m128 macc = _mm_setzero_ps();
+  const __m256i ones = _mm256_set1_epi16(1);
+  constexpr int64_t kPfMask = T::kUnitBytes < 32 ? 1 : 0;
+  for (int64_t u = 0; u < n_units; ++u) {
+    const uint8_t* up[4];
+    for (int r = 0; r < 4; ++r) {
+      up[r] = rows[r] + u * T::kUnitBytes;
+      if ((u & kPfMask) == 0) _mm_prefetch(reinterpret_cast<const char*>(up[r] + ahead), _MM_HINT_T0);
+    }
+    const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xs + 32 * u));
+    const __m256i ls = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xl + 8 * u));
+    const __m128 sc = _mm_mul_ps(h2f_4(up, 0), _mm_broadcast_ss(dx + u));  // a_w * dx per row
+    if constexpr (T::kMin > 0) macc = _mm_add_ps(macc, _mm_mul_ps(_mm_sub_ps(_mm_setzero_ps(), h2f_4(up, 2)), _mm_broadcast_ss(g32 + u)));
+    const __m256 scv = _mm256_castps128_ps256(sc);
+    for (int r = 0; r < 4; ++r) {
+      __m256i wv;
+      if constexpr (std::is_same_v<T, Q4_0>) wv = nibbles16_bcast(up[r] + 2);
+      else wv = T::wq(up[r], 0);
+      __m256i p16;
+      if constexpr (T::kSigned) p16 = _mm256_maddubs_epi16(_mm256_sign_epi8(wv, wv), _mm256_sign_epi8(xv, wv));
+      else p16 = _mm256_maddubs_epi16(wv, xv);
+      const __m256i isum = _mm256_add_epi32(_mm256_madd_epi16(p16, ones), ls);
+      const __m256 s = _mm256_permutevar8x32_ps(scv, _mm256_set1_epi32(r));
+      acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), s, acc[r]);
+    }
+  }
+  alignas(16) float m[4];
+  _mm_store_ps(m, macc);
+  for (int r = 0; r < 4; ++r) a.y[t * a.ldy + r0 + r * rs] = hsum256(acc[r]) - m[r];
+}
+
 template <class T>
 void rect(const MatArgs& a, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
   // One token (decode): four rows a quarter of the rectangle apart, four streams each walking its
@@ -218,7 +286,11 @@ void rect(const MatArgs& a, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
   const int64_t n = r1 - r0;
   if (t1 - t0 == 1 && n % 4 == 0 && n >= 8) {
     const int64_t quarter = n / 4;
-    for (int64_t j = 0; j < quarter; ++j) tile<T, 4, 1>(a, r0 + j, t0, quarter, kDecodeStreamAhead);
+    if constexpr (T::kBlocks == 1) {
+      for (int64_t j = 0; j < quarter; ++j) quartet<T>(a, r0 + j, t0, quarter, kDecodeStreamAhead);
+    } else {
+      for (int64_t j = 0; j < quarter; ++j) tile<T, 4, 1>(a, r0 + j, t0, quarter, kDecodeStreamAhead);
+    }
     return;
   }
   int64_t r = r0;
