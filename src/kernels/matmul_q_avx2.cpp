@@ -3,7 +3,8 @@
 //   isum = madd(maddubs(w_u8, x_i8), 1) + (-offset * lanesum(x))    exact (no i16 saturation:
 //   w_u8 <= 63 except Q8_0, which uses |w| and sign(x, w) instead of an offset)
 //   acc += float(isum) * (w_scale * x_scale)
-// Min terms accumulate in a scalar per output in a fixed order. Tiles of any size run the same
+// Min terms accumulate in a fixed order: a scalar per output for the 32-element types, 8 lanes
+// (one per scale group) for the K-quants, summed at the end. Tiles of any size run the same
 // per-output sequence (determinism contract).
 #include "kernels/kernels_internal.h"
 #include "kernels/simd_avx2.h"
@@ -33,6 +34,17 @@ static inline __m256i bits_to_bytes(uint32_t bits) {
   return _mm256_cmpeq_epi8(_mm256_and_si256(v, sel), sel);
 }
 static inline uint32_t ld32(const uint8_t* p) { uint32_t w; std::memcpy(&w, p, 4); return w; }
+// out[i] = d * float(byte i) for the 8 bytes of v (one rounding each, as the scalar d * float(q)).
+static inline void store_scaled_u8x8(float* out, uint64_t v, float d) {
+  const __m256i w = _mm256_cvtepu8_epi32(_mm_cvtsi64_si128(static_cast<int64_t>(v)));
+  _mm256_storeu_ps(out, _mm256_mul_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(w)));
+}
+// The same for the 16 bytes of v.
+static inline void store_scaled_u8(float* out, __m128i v, float d) {
+  const __m256 dv = _mm256_set1_ps(d);
+  _mm256_storeu_ps(out, _mm256_mul_ps(dv, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(v))));
+  _mm256_storeu_ps(out + 8, _mm256_mul_ps(dv, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(v, 8)))));
+}
 
 struct Q8_0 {
   static constexpr int kBlock32 = 34, kUnitBytes = 34, kBlocks = 1, kOffset = 0, kMin = 0;
@@ -76,11 +88,10 @@ struct Q2_K {
   static constexpr int kBlock32 = 0, kUnitBytes = 84, kBlocks = 8, kOffset = 0, kMin = 16;
   static constexpr bool kS16 = true, kG16 = true, kSigned = false;
   static void prep(const uint8_t* u, St& s) {
-    const float d = h2f_2(u + 80), dmin = h2f_2(u + 82);
-    for (int g = 0; g < 16; ++g) {
-      s.a[g] = d * static_cast<float>(u[g] & 0xF);
-      s.mn[g] = dmin * static_cast<float>(u[g] >> 4);
-    }
+    const __m128i sc = _mm_loadu_si128(reinterpret_cast<const __m128i*>(u));
+    const __m128i lo = _mm_and_si128(sc, _mm_set1_epi8(0x0F)), hi = _mm_and_si128(_mm_srli_epi16(sc, 4), _mm_set1_epi8(0x0F));
+    store_scaled_u8(s.a, lo, h2f_2(u + 80));
+    store_scaled_u8(s.mn, hi, h2f_2(u + 82));
   }
   static __m256i wq(const uint8_t* u, int b) { return shifted_bits(u + 16 + 32 * (b / 4), 2 * (b % 4), 3); }
 };
@@ -102,21 +113,17 @@ struct Q3_K {
     return _mm256_or_si256(lo, _mm256_slli_epi16(shifted_bits(u, 4 * n + j, 1), 2));
   }
 };
+// The 8 six-bit scales and mins of a Q4_K / Q5_K super-block (bytes q = u + 4 .. u + 15), four
+// bytes at a time in general registers: for j < 4, sc_j = q[j] & 63 and m_j = q[j + 4] & 63; for
+// j >= 4, the low 4 bits from q[j + 4] (low / high nibble) and bits 4-5 from bits 6-7 of q[j - 4]
+// (scales) or q[j] (mins). Then a = d * sc, mn = dmin * m (one rounding each).
 static inline void prep_k4(const uint8_t* u, St& s) {
-  const float d = h2f_2(u), dmin = h2f_2(u + 2);
-  const uint8_t* q = u + 4;
-  for (int j = 0; j < 8; ++j) {
-    int sc, m;
-    if (j < 4) {
-      sc = q[j] & 63;
-      m = q[j + 4] & 63;
-    } else {
-      sc = (q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4);
-      m = (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
-    }
-    s.a[j] = d * static_cast<float>(sc);
-    s.mn[j] = dmin * static_cast<float>(m);
-  }
+  const uint32_t b = ld32(u + 4), c = ld32(u + 8), e = ld32(u + 12);
+  const uint32_t sc_lo = b & 0x3F3F3F3Fu, m_lo = c & 0x3F3F3F3Fu;
+  const uint32_t sc_hi = (e & 0x0F0F0F0Fu) | ((b >> 2) & 0x30303030u);
+  const uint32_t m_hi = ((e >> 4) & 0x0F0F0F0Fu) | ((c >> 2) & 0x30303030u);
+  store_scaled_u8x8(s.a, sc_lo | static_cast<uint64_t>(sc_hi) << 32, h2f_2(u));
+  store_scaled_u8x8(s.mn, m_lo | static_cast<uint64_t>(m_hi) << 32, h2f_2(u + 2));
 }
 struct Q4_K {
   static constexpr int kBlock32 = 0, kUnitBytes = 144, kBlocks = 8, kOffset = 0, kMin = 8;
@@ -137,8 +144,10 @@ struct Q6_K {
   static constexpr int kBlock32 = 0, kUnitBytes = 210, kBlocks = 8, kOffset = 32, kMin = 0;
   static constexpr bool kS16 = true, kG16 = false, kSigned = false;
   static void prep(const uint8_t* u, St& s) {
-    const float d = h2f_2(u + 208);
-    for (int g = 0; g < 16; ++g) s.a[g] = d * static_cast<float>(static_cast<int8_t>(u[192 + g]));
+    const __m128i sc = _mm_loadu_si128(reinterpret_cast<const __m128i*>(u + 192));
+    const __m256 d = _mm256_set1_ps(h2f_2(u + 208));
+    _mm256_storeu_ps(s.a, _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(sc))));
+    _mm256_storeu_ps(s.a + 8, _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(sc, 8)))));
   }
   static __m256i wq(const uint8_t* u, int b) {
     const int n = b / 4, j = b % 4;
@@ -148,7 +157,7 @@ struct Q6_K {
 };
 
 template <class T, int NR, int NT>
-__attribute__((always_inline)) inline void unit_step(__m256 (&acc)[NR][NT], float (&macc)[NR][NT],
+__attribute__((always_inline)) inline void unit_step(__m256 (&acc)[NR][NT], float (&macc)[NR][NT], __m256 (&mv)[NR][NT],
                                                      const uint8_t* const (&up)[NR], const XQuant& xq, int64_t t0,
                                                      int64_t u) {
   St st[NR];
@@ -171,16 +180,23 @@ __attribute__((always_inline)) inline void unit_step(__m256 (&acc)[NR][NT], floa
         __m256i p16;
         if constexpr (T::kSigned) p16 = _mm256_maddubs_epi16(_mm256_sign_epi8(wv[r], wv[r]), _mm256_sign_epi8(xv, wv[r]));
         else p16 = _mm256_maddubs_epi16(wv[r], xv);
-        const __m256i isum = _mm256_add_epi32(_mm256_madd_epi16(p16, ones), ls);
+        __m256i isum = _mm256_madd_epi16(p16, ones);
+        if constexpr (T::kOffset != 0) isum = _mm256_add_epi32(isum, ls);  // ls is 0 without an offset
         acc[r][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(av[r], dxv), acc[r][t]);
       }
     }
   }
-  if constexpr (T::kMin > 0) {
+  if constexpr (T::kMin == 1) {
+    for (int t = 0; t < NT; ++t) {
+      const float* g = xq.g32(t0 + t) + u;
+      for (int r = 0; r < NR; ++r) macc[r][t] += st[r].mn[0] * g[0];
+    }
+  } else if constexpr (T::kMin > 0) {  // 8 lanes, one per group (Q2_K: groups i and i + 8 share a lane)
     for (int t = 0; t < NT; ++t) {
       const float* g = T::kG16 ? xq.g16(t0 + t) + u * 16 : xq.g32(t0 + t) + u * T::kBlocks;
       for (int r = 0; r < NR; ++r)
-        for (int i = 0; i < T::kMin; ++i) macc[r][t] += st[r].mn[i] * g[i];
+        for (int i = 0; i < T::kMin; i += 8)
+          mv[r][t] = _mm256_add_ps(mv[r][t], _mm256_mul_ps(_mm256_loadu_ps(st[r].mn + i), _mm256_loadu_ps(g + i)));
     }
   }
 }
@@ -190,10 +206,10 @@ __attribute__((always_inline)) inline void unit_step(__m256 (&acc)[NR][NT], floa
 template <class T, int NR, int NT>
 void tile(const MatArgs& a, int64_t r0, int64_t t0, int64_t rs = 1, int64_t ahead = 256) {
   const int64_t n_units = a.w.n_cols / (32 * T::kBlocks);
-  __m256 acc[NR][NT];
+  __m256 acc[NR][NT], mv[NR][NT];
   float macc[NR][NT];
   for (int r = 0; r < NR; ++r)
-    for (int t = 0; t < NT; ++t) acc[r][t] = _mm256_setzero_ps(), macc[r][t] = 0.0f;
+    for (int t = 0; t < NT; ++t) acc[r][t] = mv[r][t] = _mm256_setzero_ps(), macc[r][t] = 0.0f;
   const uint8_t* rows[NR];
   for (int r = 0; r < NR; ++r) rows[r] = a.w.data + (r0 + r * rs) * a.w.row_bytes;
   constexpr int64_t kPfMask = T::kUnitBytes < 32 ? 1 : 0;
@@ -204,10 +220,11 @@ void tile(const MatArgs& a, int64_t r0, int64_t t0, int64_t rs = 1, int64_t ahea
       if ((u & kPfMask) == 0)
         for (int k = 0; k < T::kUnitBytes; k += 64) _mm_prefetch(reinterpret_cast<const char*>(up[r] + ahead + k), _MM_HINT_T0);
     }
-    unit_step<T, NR, NT>(acc, macc, up, *a.xq, t0, u);
+    unit_step<T, NR, NT>(acc, macc, mv, up, *a.xq, t0, u);
   }
   for (int t = 0; t < NT; ++t)
-    for (int r = 0; r < NR; ++r) a.y[(t0 + t) * a.ldy + r0 + r * rs] = hsum256(acc[r][t]) - macc[r][t];
+    for (int r = 0; r < NR; ++r)
+      a.y[(t0 + t) * a.ldy + r0 + r * rs] = hsum256(acc[r][t]) - (T::kMin > 1 ? hsum256(mv[r][t]) : macc[r][t]);
 }
 
 // Low nibbles then high nibbles of 16 bytes, as nibbles16, from one broadcast load: the high lane
@@ -266,7 +283,8 @@ void quartet(const MatArgs& a, int64_t r0, int64_t t, int64_t rs, int64_t ahead)
       __m256i p16;
       if constexpr (T::kSigned) p16 = _mm256_maddubs_epi16(_mm256_sign_epi8(wv, wv), _mm256_sign_epi8(xv, wv));
       else p16 = _mm256_maddubs_epi16(wv, xv);
-      const __m256i isum = _mm256_add_epi32(_mm256_madd_epi16(p16, ones), ls);
+      __m256i isum = _mm256_madd_epi16(p16, ones);
+      if constexpr (T::kOffset != 0) isum = _mm256_add_epi32(isum, ls);
       const __m256 s = _mm256_permutevar8x32_ps(scv, _mm256_set1_epi32(r));
       acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), s, acc[r]);
     }
