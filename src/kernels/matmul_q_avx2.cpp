@@ -156,10 +156,24 @@ struct Q6_K {
   }
 };
 
+// The rows of a tile's NT tokens in the quantized activations (xquant.h), taken once per tile so
+// that the unit loop holds them in registers.
+template <int NT>
+struct XRows {
+  const int8_t* qs[NT];
+  const int32_t* ls[NT];
+  const float* dx[NT];
+  const float* g32[NT];
+  const float* g16[NT];
+  XRows(const XQuant& xq, int64_t t0) {
+    for (int t = 0; t < NT; ++t)
+      qs[t] = xq.qs(t0 + t), ls[t] = xq.ls(t0 + t), dx[t] = xq.dx(t0 + t), g32[t] = xq.g32(t0 + t), g16[t] = xq.g16(t0 + t);
+  }
+};
+
 template <class T, int NR, int NT>
 __attribute__((always_inline)) inline void unit_step(__m256 (&acc)[NR][NT], float (&macc)[NR][NT], __m256 (&mv)[NR][NT],
-                                                     const uint8_t* const (&up)[NR], const XQuant& xq, int64_t t0,
-                                                     int64_t u) {
+                                                     const uint8_t* const (&up)[NR], const XRows<NT>& xr, int64_t u) {
   St st[NR];
   for (int r = 0; r < NR; ++r) T::prep(up[r], st[r]);
   const __m256i ones = _mm256_set1_epi16(1);
@@ -173,9 +187,9 @@ __attribute__((always_inline)) inline void unit_step(__m256 (&acc)[NR][NT], floa
                       : _mm256_set1_ps(st[r].a[b]);
     }
     for (int t = 0; t < NT; ++t) {
-      const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq.qs(t0 + t) + e));
-      const __m256i ls = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq.ls(t0 + t) + e / 4));
-      const __m256 dxv = _mm256_broadcast_ss(xq.dx(t0 + t) + e / 32);
+      const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xr.qs[t] + e));
+      const __m256i ls = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xr.ls[t] + e / 4));
+      const __m256 dxv = _mm256_broadcast_ss(xr.dx[t] + e / 32);
       for (int r = 0; r < NR; ++r) {
         __m256i p16;
         if constexpr (T::kSigned) p16 = _mm256_maddubs_epi16(_mm256_sign_epi8(wv[r], wv[r]), _mm256_sign_epi8(xv, wv[r]));
@@ -188,12 +202,12 @@ __attribute__((always_inline)) inline void unit_step(__m256 (&acc)[NR][NT], floa
   }
   if constexpr (T::kMin == 1) {
     for (int t = 0; t < NT; ++t) {
-      const float* g = xq.g32(t0 + t) + u;
+      const float* g = xr.g32[t] + u;
       for (int r = 0; r < NR; ++r) macc[r][t] += st[r].mn[0] * g[0];
     }
   } else if constexpr (T::kMin > 0) {  // 8 lanes, one per group (Q2_K: groups i and i + 8 share a lane)
     for (int t = 0; t < NT; ++t) {
-      const float* g = T::kG16 ? xq.g16(t0 + t) + u * 16 : xq.g32(t0 + t) + u * T::kBlocks;
+      const float* g = T::kG16 ? xr.g16[t] + u * 16 : xr.g32[t] + u * T::kBlocks;
       for (int r = 0; r < NR; ++r)
         for (int i = 0; i < T::kMin; i += 8)
           mv[r][t] = _mm256_add_ps(mv[r][t], _mm256_mul_ps(_mm256_loadu_ps(st[r].mn + i), _mm256_loadu_ps(g + i)));
@@ -213,6 +227,7 @@ void tile(const MatArgs& a, int64_t r0, int64_t t0, int64_t rs = 1, int64_t ahea
   const uint8_t* rows[NR];
   for (int r = 0; r < NR; ++r) rows[r] = a.w.data + (r0 + r * rs) * a.w.row_bytes;
   constexpr int64_t kPfMask = T::kUnitBytes < 32 ? 1 : 0;
+  const XRows<NT> xr(*a.xq, t0);
   for (int64_t u = 0; u < n_units; ++u) {
     const uint8_t* up[NR];
     for (int r = 0; r < NR; ++r) {
@@ -220,7 +235,7 @@ void tile(const MatArgs& a, int64_t r0, int64_t t0, int64_t rs = 1, int64_t ahea
       if ((u & kPfMask) == 0)
         for (int k = 0; k < T::kUnitBytes; k += 64) _mm_prefetch(reinterpret_cast<const char*>(up[r] + ahead + k), _MM_HINT_T0);
     }
-    unit_step<T, NR, NT>(acc, macc, mv, up, *a.xq, t0, u);
+    unit_step<T, NR, NT>(acc, macc, mv, up, xr, u);
   }
   for (int t = 0; t < NT; ++t)
     for (int r = 0; r < NR; ++r)
@@ -378,17 +393,17 @@ void rect(const MatArgs& a, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
     }
     return;
   }
-  int64_t r = r0;
-  // 2 x 3 tiles: 6 accumulators + weights, scales and x fit the 16 ymm registers.
-  for (; r + 2 <= r1; r += 2) {
-    int64_t t = t0;
-    for (; t + 3 <= t1; t += 3) tile<T, 2, 3>(a, r, t);
-    for (; t < t1; ++t) tile<T, 2, 1>(a, r, t);
+  // 2 x 3 tiles (6 accumulators + weights, scales and x fit the 16 ymm registers), token strips
+  // outside as above.
+  const int64_t r_pairs = r0 + (r1 - r0) / 2 * 2;
+  int64_t t = t0;
+  for (; t + 3 <= t1; t += 3) {
+    for (int64_t r = r0; r < r_pairs; r += 2) tile<T, 2, 3>(a, r, t);
+    if (r_pairs < r1) tile<T, 1, 3>(a, r_pairs, t);
   }
-  for (; r < r1; ++r) {
-    int64_t t = t0;
-    for (; t + 3 <= t1; t += 3) tile<T, 1, 3>(a, r, t);
-    for (; t < t1; ++t) tile<T, 1, 1>(a, r, t);
+  for (; t < t1; ++t) {
+    for (int64_t r = r0; r < r_pairs; r += 2) tile<T, 2, 1>(a, r, t);
+    if (r_pairs < r1) tile<T, 1, 1>(a, r_pairs, t);
   }
 }
 
