@@ -290,7 +290,8 @@ void quartet(const MatArgs& a, int64_t r0, int64_t t, int64_t rs, int64_t ahead)
     const __m256i ls = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xl + 8 * u));
     const __m128 sc = _mm_mul_ps(h2f_4(up, 0), _mm_broadcast_ss(dx + u));  // a_w * dx per row
     if constexpr (T::kMin > 0) macc = _mm_add_ps(macc, _mm_mul_ps(_mm_sub_ps(_mm_setzero_ps(), h2f_4(up, 2)), _mm_broadcast_ss(g32 + u)));
-    const __m256 scv = _mm256_castps128_ps256(sc);
+    alignas(16) float scs[4];
+    _mm_store_ps(scs, sc);  // broadcast back per row by loads: no shuffle uop on the vector pipes
     for (int r = 0; r < 4; ++r) {
       __m256i wv;
       if constexpr (std::is_same_v<T, Q4_0>) wv = nibbles16_bcast(up[r] + 2);
@@ -300,7 +301,7 @@ void quartet(const MatArgs& a, int64_t r0, int64_t t, int64_t rs, int64_t ahead)
       else p16 = _mm256_maddubs_epi16(wv, xv);
       __m256i isum = _mm256_madd_epi16(p16, ones);
       if constexpr (T::kOffset != 0) isum = _mm256_add_epi32(isum, ls);
-      const __m256 s = _mm256_permutevar8x32_ps(scv, _mm256_set1_epi32(r));
+      const __m256 s = _mm256_broadcast_ss(scs + r);
       acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), s, acc[r]);
     }
   }

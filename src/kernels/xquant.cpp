@@ -73,6 +73,7 @@ void quantize_one(const float* x, int64_t n, int offset, const XQuant& xq, int64
     return;
   }
   if (xq.layout != XLayout::Natural && simd_level() == SimdLevel::Avx512) quantize_row_quad_avx512(x, n, offset, xq, t);
+  else if (xq.layout == XLayout::Natural && simd_level() >= SimdLevel::Avx2) quantize_row_natural_avx2(x, n, offset, xq, t);
   else quantize_one_portable(x, n, offset, xq, t);
 }
 

@@ -59,6 +59,9 @@ void quantize_x(const float* x, int64_t ldx, int64_t n, int64_t n_tokens, int of
 // The AVX-512 version of one token's quantization in the Quad or Halves layout
 // (xquant_avx512.cpp); only called when the CPU has AVX-512.
 void quantize_row_quad_avx512(const float* x, int64_t n, int offset, const XQuant& xq, int64_t t);
+// The AVX2 version of one token's quantization in the Natural layout (xquant_avx2.cpp); only
+// called when the CPU has AVX2.
+void quantize_row_natural_avx2(const float* x, int64_t n, int offset, const XQuant& xq, int64_t t);
 // The same for the F16 layout (also AVX-512: only the AVX-512 F16 kernel asks for it).
 void convert_row_f16_avx512(const float* x, int64_t n, const XQuant& xq, int64_t t);
 

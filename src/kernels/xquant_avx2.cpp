@@ -1,0 +1,66 @@
+// kernels/xquant_avx2.cpp — AVX2 activation quantization for the Natural layout (xquant.h), the
+// layout of the AVX2 quantized kernels. Bit-identical to the portable version for finite input:
+// same amax, same d = amax / 127, same x * (1 / d) rounded to nearest even (the MXCSR default used
+// by vcvtps2dq), same integer sums.
+#include "kernels/simd_avx2.h"
+#include "kernels/xquant.h"
+
+namespace nt::detail {
+
+void quantize_row_natural_avx2(const float* x, int64_t n, int offset, const XQuant& xq, int64_t t) {
+  auto* qs = const_cast<int8_t*>(xq.qs(t));
+  auto* ls = const_cast<int32_t*>(xq.ls(t));
+  auto* dx = const_cast<float*>(xq.dx(t));
+  auto* g32 = const_cast<float*>(xq.g32(t));
+  auto* g16 = const_cast<float*>(xq.g16(t));
+  auto* lb = const_cast<int32_t*>(xq.lb(t));
+  const __m256 sign = _mm256_set1_ps(-0.0f);
+  const __m256i ones8 = _mm256_set1_epi8(1);
+  const __m256i ones16 = _mm256_set1_epi16(1);
+  const __m256i neg_off = _mm256_set1_epi32(-offset);
+  // packs work per 128-bit lane: the 32 bytes come out as dwords 0,4,1,5,2,6,3,7 of the order wanted.
+  const __m256i unscramble = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+  const int64_t nb = xq.npad / 32;
+  for (int64_t b = 0; b < nb; ++b) {
+    int8_t* q = qs + b * 32;
+    if (b * 32 >= n) {  // padding: zero block (n is a multiple of 32 for the quantized types)
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(q), _mm256_setzero_si256());
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(ls + b * 8), _mm256_setzero_si256());
+      dx[b] = g32[b] = g16[2 * b] = g16[2 * b + 1] = 0.0f;
+      lb[b] = 0;
+      continue;
+    }
+    const float* s = x + b * 32;
+    const __m256 v0 = _mm256_loadu_ps(s), v1 = _mm256_loadu_ps(s + 8), v2 = _mm256_loadu_ps(s + 16),
+                 v3 = _mm256_loadu_ps(s + 24);
+    const __m256 m = _mm256_max_ps(_mm256_max_ps(_mm256_andnot_ps(sign, v0), _mm256_andnot_ps(sign, v1)),
+                                   _mm256_max_ps(_mm256_andnot_ps(sign, v2), _mm256_andnot_ps(sign, v3)));
+    __m128 h = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+    h = _mm_max_ps(h, _mm_movehl_ps(h, h));
+    h = _mm_max_ss(h, _mm_movehdup_ps(h));
+    const float amax = _mm_cvtss_f32(h);
+    const float d = amax / 127.0f;
+    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    const __m256 idv = _mm256_set1_ps(id);
+    const __m256i i0 = _mm256_cvtps_epi32(_mm256_mul_ps(v0, idv)), i1 = _mm256_cvtps_epi32(_mm256_mul_ps(v1, idv)),
+                  i2 = _mm256_cvtps_epi32(_mm256_mul_ps(v2, idv)), i3 = _mm256_cvtps_epi32(_mm256_mul_ps(v3, idv));
+    // |values| <= 127: the saturating packs are exact.
+    const __m256i p = _mm256_packs_epi16(_mm256_packs_epi32(i0, i1), _mm256_packs_epi32(i2, i3));
+    const __m256i qv = _mm256_permutevar8x32_epi32(p, unscramble);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(q), qv);
+    // Sums of 4 consecutive q (lane j: elements 4j..4j+3), exact in int32.
+    const __m256i s4 = _mm256_madd_epi16(_mm256_maddubs_epi16(ones8, qv), ones16);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(ls + b * 8), _mm256_mullo_epi32(s4, neg_off));
+    __m128i h16 = _mm_add_epi32(_mm256_castsi256_si128(s4), _mm_srli_si128(_mm256_castsi256_si128(s4), 8));
+    __m128i h16b = _mm_add_epi32(_mm256_extracti128_si256(s4, 1), _mm_srli_si128(_mm256_extracti128_si256(s4, 1), 8));
+    const int sa = _mm_cvtsi128_si32(h16) + _mm_extract_epi32(h16, 1);
+    const int sb = _mm_cvtsi128_si32(h16b) + _mm_extract_epi32(h16b, 1);
+    dx[b] = d;
+    g32[b] = d * static_cast<float>(sa + sb);
+    lb[b] = -offset * (sa + sb);
+    g16[2 * b] = d * static_cast<float>(sa);
+    g16[2 * b + 1] = d * static_cast<float>(sb);
+  }
+}
+
+}  // namespace nt::detail
