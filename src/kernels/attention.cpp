@@ -120,8 +120,9 @@ void attention(const float* q, int n_head, int n_head_kv, int head_dim, int head
   const detail::KvRowOps ops = level == SimdLevel::Avx512 ? detail::kv_row_ops_avx512()
                                : level == SimdLevel::Avx2 ? detail::kv_row_ops_avx2()
                                                           : detail::kv_row_ops_scalar();
-  const detail::AttnRowKernels fast =
-      level == SimdLevel::Avx512 ? detail::attn_row_kernels_avx512(head_dim, k_type, v_type) : detail::AttnRowKernels{};
+  const detail::AttnRowKernels fast = level == SimdLevel::Avx512 ? detail::attn_row_kernels_avx512(head_dim, k_type, v_type)
+                                      : level == SimdLevel::Avx2   ? detail::attn_row_kernels_avx2(head_dim, k_type, v_type)
+                                                                   : detail::AttnRowKernels{};
   const int group = n_head / n_head_kv;
   constexpr int kMaxRun = 4;  // query heads of one KV head served by one weighted pass
   thread_local std::vector<float> scores;

@@ -62,7 +62,7 @@ KvRowOps kv_row_ops_scalar();
 KvRowOps kv_row_ops_avx2();
 KvRowOps kv_row_ops_avx512();
 
-// Whole-head passes of attention (attention_avx512.cpp) over the first n_kv positions of the
+// Whole-head passes of attention (attention_avx512.cpp, attention_avx2.cpp) over the first n_kv positions of the
 // spans, rows `off` bytes into each K / V row: scores of one query head q [head_dim] (returns their
 // maximum), and out[g] = sum of p[g][pos] * V[pos] for n_g query heads sharing that KV head.
 // Bit-identical to the KvRowOps loop. Null where the ISA has no version for that head_dim / row type.
@@ -74,6 +74,7 @@ struct AttnRowKernels {
                    const float* const* p, int n_g, float* const* out) = nullptr;
 };
 AttnRowKernels attn_row_kernels_avx512(int head_dim, DType k_type, DType v_type);
+AttnRowKernels attn_row_kernels_avx2(int head_dim, DType k_type, DType v_type);
 
 // Element-wise kernels per ISA: out = silu(gate) * up; x[i] = exp(x[i] - mx) returning the sum.
 void silu_mul_avx512(const float* gate, const float* up, float* out, int64_t n);

@@ -264,6 +264,62 @@ TEST(Ops, AttentionScoresAreTheDocumentedSequence) {
   }
 }
 
+// The AVX2 whole-head passes (attention_avx2.cpp) against the AVX2 row ops they reschedule: scores
+// (and their maximum) and weighted sums bit for bit, over uneven spans with a tail of positions
+// that is not a multiple of 4, one to three query heads per call, head_dim up to and past the 64
+// columns held in registers.
+TEST(Ops, AttentionAvx2PassesEqualRowOpsBitForBit) {
+  if (cpu_max_simd_level() < SimdLevel::Avx2) GTEST_SKIP() << "no AVX2 on this CPU";
+  const detail::KvRowOps ops = detail::kv_row_ops_avx2();
+  for (DType kt : {DType::F32, DType::F16}) {
+    for (int head_dim : {32, 48, 128, 256}) {
+      const int n_pos = 45;
+      const size_t kb = dtype_row_bytes(kt, head_dim);
+      std::vector<uint8_t> K(kb * n_pos), V(kb * n_pos);
+      for (int p = 0; p < n_pos; ++p) {
+        convert_row_from_f32(kt, random_activations(head_dim, 300 + p, 0.5f).data(), K.data() + p * kb, head_dim);
+        convert_row_from_f32(kt, random_activations(head_dim, 900 + p, 0.5f).data(), V.data() + p * kb, head_dim);
+      }
+      KvSpan spans[3] = {{K.data(), V.data(), 7},
+                         {K.data() + 7 * kb, V.data() + 7 * kb, 21},
+                         {K.data() + 28 * kb, V.data() + 28 * kb, n_pos - 28}};
+      const detail::AttnRowKernels fast = detail::attn_row_kernels_avx2(head_dim, kt, kt);
+      ASSERT_NE(fast.scores, nullptr);
+      ASSERT_NE(fast.weighted, nullptr);
+      const float scale = 0.0883883f;
+      for (int n_g = 1; n_g <= 3; ++n_g) {
+        std::vector<std::vector<float>> qg, sc, pg, out;
+        std::vector<const float*> qp, pp;
+        std::vector<float*> sp, op;
+        for (int g = 0; g < n_g; ++g) {
+          qg.push_back(random_activations(head_dim, 8 + g, 0.5f));
+          pg.push_back(random_activations(n_pos, 50 + g, 0.5f));
+          sc.emplace_back(n_pos);
+          out.emplace_back(head_dim);
+        }
+        for (int g = 0; g < n_g; ++g) qp.push_back(qg[g].data()), sp.push_back(sc[g].data());
+        for (int g = 0; g < n_g; ++g) pp.push_back(pg[g].data()), op.push_back(out[g].data());
+        std::vector<float> mx(n_g);
+        fast.scores(spans, 3, n_pos, kb, 0, qp.data(), n_g, scale, sp.data(), mx.data());
+        fast.weighted(spans, 3, n_pos, kb, 0, pp.data(), n_g, op.data());
+        for (int g = 0; g < n_g; ++g) {
+          float want_mx = -INFINITY;
+          std::vector<float> want_out(head_dim, 0.0f);
+          for (int p = 0; p < n_pos; ++p) {
+            const float want = ops.dot(kt, K.data() + p * kb, qg[g].data(), head_dim) * scale;
+            EXPECT_EQ(sc[g][p], want) << dtype_name(kt) << " head_dim " << head_dim << " head " << g << " pos " << p;
+            want_mx = want > want_mx ? want : want_mx;
+            ops.axpy(kt, V.data() + p * kb, pg[g][p], want_out.data(), head_dim);
+          }
+          EXPECT_EQ(mx[g], want_mx);
+          EXPECT_EQ(0, std::memcmp(out[g].data(), want_out.data(), head_dim * sizeof(float)))
+              << dtype_name(kt) << " head_dim " << head_dim << " head " << g << " weighted sum";
+        }
+      }
+    }
+  }
+}
+
 // Query heads sharing a KV head are served together by the AVX-512 weighted pass: bit-identical to
 // computing each head alone.
 TEST(Ops, AttentionGroupedHeadsMatchSingleHeads) {

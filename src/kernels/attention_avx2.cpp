@@ -1,0 +1,137 @@
+// kernels/attention_avx2.cpp — the two row passes of attention (AttnRowKernels) with AVX2 + FMA +
+// F16C, K/V rows in F32 or F16 and head_dim a multiple of 8. Per element they run exactly the
+// sequence of kv_dot / kv_axpy of matmul_f_avx2.cpp (8-lane FMA in dimension order from zero +
+// hsum256, then * scale; output FMAs in position order from zero), so results are bit-identical
+// to the row-op path. What changes is the schedule: scores take four positions at a time (four
+// independent FMA chains instead of one), and the weighted sum holds up to 64 output columns in
+// registers across all positions (no load/store of the output per position, whose
+// store-to-load chain bounded the row-op path).
+#include "kernels/kernels_internal.h"
+#include "kernels/simd_avx2.h"
+
+namespace nt::detail {
+namespace {
+
+template <bool kF16>
+inline __m256 load8(const uint8_t* row, int i) {
+  if constexpr (kF16) return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + 2 * i)));
+  else return _mm256_loadu_ps(reinterpret_cast<const float*>(row) + i);
+}
+
+// Calls fn(pos, row) for the first n_kv positions in span order; row = the K (kV = false) or V row
+// of that position, `off` bytes in.
+template <bool kV, class F>
+inline void for_each_row(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_bytes, size_t off, F&& fn) {
+  int32_t pos = 0;
+  for (int s = 0; s < n_spans && pos < n_kv; ++s) {
+    const int32_t n = spans[s].n < n_kv - pos ? spans[s].n : n_kv - pos;
+    const uint8_t* base = (kV ? spans[s].v : spans[s].k) + off;
+    for (int32_t i = 0; i < n; ++i, ++pos) fn(pos, base + static_cast<size_t>(i) * row_bytes);
+  }
+}
+
+// scores[g][pos] = dot(q[g], K[pos]) * scale; mx[g] = their maximum. Positions four at a time, each
+// head's four chains over head_dim = 8 * nv in order.
+template <bool kF16>
+void scores_group(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_bytes, size_t off, const float* const* q,
+                  int n_g, float scale, float* const* scores, float* mx, int nv) {
+  for (int g = 0; g < n_g; ++g) mx[g] = -__builtin_inff();
+  const uint8_t* blk[4];
+  int n_blk = 0;
+  int32_t blk_pos = 0;
+  auto flush = [&](int n) {
+    for (int g = 0; g < n_g; ++g) {
+      __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+      const float* qg = q[g];
+      if (n == 4) {
+        for (int j = 0; j < nv; ++j) {
+          const __m256 qv = _mm256_loadu_ps(qg + 8 * j);
+          for (int i = 0; i < 4; ++i) acc[i] = _mm256_fmadd_ps(load8<kF16>(blk[i], 8 * j), qv, acc[i]);
+        }
+      } else {
+        for (int i = 0; i < n; ++i)
+          for (int j = 0; j < nv; ++j) acc[i] = _mm256_fmadd_ps(load8<kF16>(blk[i], 8 * j), _mm256_loadu_ps(qg + 8 * j), acc[i]);
+      }
+      for (int i = 0; i < n; ++i) {
+        const float s = hsum256(acc[i]) * scale;
+        scores[g][blk_pos + i] = s;
+        mx[g] = s > mx[g] ? s : mx[g];
+      }
+    }
+  };
+  for_each_row<false>(spans, n_spans, n_kv, row_bytes, off, [&](int32_t pos, const uint8_t* row) {
+    if (n_blk == 0) blk_pos = pos;
+    blk[n_blk++] = row;
+    if (n_blk == 4) {
+      flush(4);
+      n_blk = 0;
+    }
+  });
+  if (n_blk > 0) flush(n_blk);
+}
+
+// out[c] (columns 8 * j0 .. 8 * (j0 + CH)) = sum over positions, in order, of p[pos] * V[pos][c].
+template <int CH, bool kF16>
+void weighted_cols(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_bytes, size_t off, const float* p,
+                   float* out, int j0) {
+  __m256 acc[CH];
+  for (int j = 0; j < CH; ++j) acc[j] = _mm256_setzero_ps();
+  for_each_row<true>(spans, n_spans, n_kv, row_bytes, off, [&](int32_t pos, const uint8_t* row) {
+    const __m256 pv = _mm256_set1_ps(p[pos]);
+    for (int j = 0; j < CH; ++j) acc[j] = _mm256_fmadd_ps(pv, load8<kF16>(row, 8 * (j0 + j)), acc[j]);
+  });
+  for (int j = 0; j < CH; ++j) _mm256_storeu_ps(out + 8 * (j0 + j), acc[j]);
+}
+
+template <bool kF16>
+void weighted_group(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_bytes, size_t off,
+                    const float* const* p, int n_g, float* const* out, int nv) {
+  using Fn = void (*)(const KvSpan*, int, int32_t, size_t, size_t, const float*, float*, int);
+  static constexpr Fn kCols[9] = {nullptr,
+                                  weighted_cols<1, kF16>, weighted_cols<2, kF16>, weighted_cols<3, kF16>,
+                                  weighted_cols<4, kF16>, weighted_cols<5, kF16>, weighted_cols<6, kF16>,
+                                  weighted_cols<7, kF16>, weighted_cols<8, kF16>};
+  for (int g = 0; g < n_g; ++g)
+    for (int j0 = 0; j0 < nv; j0 += 8) kCols[nv - j0 < 8 ? nv - j0 : 8](spans, n_spans, n_kv, row_bytes, off, p[g], out[g], j0);
+}
+
+// AttnRowKernels holds plain function pointers: one instantiation per head_dim / 8.
+template <int NV, bool kF16>
+void scores_nv(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_bytes, size_t off, const float* const* q,
+               int n_g, float scale, float* const* scores, float* mx) {
+  scores_group<kF16>(spans, n_spans, n_kv, row_bytes, off, q, n_g, scale, scores, mx, NV);
+}
+template <int NV, bool kF16>
+void weighted_nv(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_bytes, size_t off, const float* const* p,
+                 int n_g, float* const* out) {
+  weighted_group<kF16>(spans, n_spans, n_kv, row_bytes, off, p, n_g, out, NV);
+}
+
+template <int NV>
+AttnRowKernels kernels_for(DType k_type, DType v_type) {
+  AttnRowKernels r;
+  if (k_type == DType::F16) r.scores = scores_nv<NV, true>;
+  else if (k_type == DType::F32) r.scores = scores_nv<NV, false>;
+  if (v_type == DType::F16) r.weighted = weighted_nv<NV, true>;
+  else if (v_type == DType::F32) r.weighted = weighted_nv<NV, false>;
+  return r;
+}
+
+}  // namespace
+
+AttnRowKernels attn_row_kernels_avx2(int head_dim, DType k_type, DType v_type) {
+  if (head_dim % 8 != 0) return {};
+  switch (head_dim / 8) {
+    case 4: return kernels_for<4>(k_type, v_type);
+    case 6: return kernels_for<6>(k_type, v_type);
+    case 8: return kernels_for<8>(k_type, v_type);
+    case 10: return kernels_for<10>(k_type, v_type);
+    case 12: return kernels_for<12>(k_type, v_type);
+    case 16: return kernels_for<16>(k_type, v_type);
+    case 24: return kernels_for<24>(k_type, v_type);
+    case 32: return kernels_for<32>(k_type, v_type);
+    default: return {};
+  }
+}
+
+}  // namespace nt::detail
