@@ -2,10 +2,11 @@
 // F16C, K/V rows in F32 or F16 and head_dim a multiple of 8. Per element they run exactly the
 // sequence of kv_dot / kv_axpy of matmul_f_avx2.cpp (8-lane FMA in dimension order from zero +
 // hsum256, then * scale; output FMAs in position order from zero), so results are bit-identical
-// to the row-op path. What changes is the schedule: scores take four positions at a time (four
-// independent FMA chains instead of one), and the weighted sum holds up to 64 output columns in
+// to the row-op path. What changes is the schedule: scores take eight positions at a time (eight
+// independent FMA chains instead of one, their horizontal sums reduced together), and the weighted sum holds up to 64 output columns in
 // registers across all positions (no load/store of the output per position, whose
 // store-to-load chain bounded the row-op path).
+#include "core/check.h"
 #include "kernels/kernels_internal.h"
 #include "kernels/simd_avx2.h"
 
@@ -30,44 +31,70 @@ inline void for_each_row(const KvSpan* spans, int n_spans, int32_t n_kv, size_t 
   }
 }
 
-// scores[g][pos] = dot(q[g], K[pos]) * scale; mx[g] = their maximum. Positions four at a time, each
-// head's four chains over head_dim = 8 * nv in order.
+// hsum256 of 8 accumulators at once: out lane p = hsum256(a[p]), bit for bit. Each add pairs the
+// same two values hsum256 pairs (lane i with i + 4, then i + 2, then i + 1); 22 instructions
+// instead of 8 x 7.
+inline __m256 hsum256_x8(const __m256 (&a)[8]) {
+  __m256 x[4];
+  for (int k = 0; k < 4; ++k)  // 128-bit lane 0: a[2k] lo + hi; lane 1: a[2k + 1]
+    x[k] = _mm256_add_ps(_mm256_permute2f128_ps(a[2 * k], a[2 * k + 1], 0x20), _mm256_permute2f128_ps(a[2 * k], a[2 * k + 1], 0x31));
+  __m256 y[2];
+  for (int k = 0; k < 2; ++k) {  // lane 0: [b0 + b2, b1 + b3] of a[4k], then of a[4k + 2]; lane 1: a[4k + 1], a[4k + 3]
+    const __m256d lo = _mm256_unpacklo_pd(_mm256_castps_pd(x[2 * k]), _mm256_castps_pd(x[2 * k + 1]));
+    const __m256d hi = _mm256_unpackhi_pd(_mm256_castps_pd(x[2 * k]), _mm256_castps_pd(x[2 * k + 1]));
+    y[k] = _mm256_add_ps(_mm256_castpd_ps(lo), _mm256_castpd_ps(hi));
+  }
+  // lane 0: a0, a2, a4, a6; lane 1: a1, a3, a5, a7 -> natural order.
+  const __m256 w = _mm256_add_ps(_mm256_shuffle_ps(y[0], y[1], _MM_SHUFFLE(2, 0, 2, 0)), _mm256_shuffle_ps(y[0], y[1], _MM_SHUFFLE(3, 1, 3, 1)));
+  return _mm256_permutevar8x32_ps(w, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+}
+
+// scores[g][pos] = dot(q[g], K[pos]) * scale; mx[g] = their maximum. Positions eight at a time
+// (eight chains over head_dim = 8 * nv in order, their sums reduced together by hsum256_x8), the
+// rest one by one.
 template <bool kF16>
 void scores_group(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_bytes, size_t off, const float* const* q,
                   int n_g, float scale, float* const* scores, float* mx, int nv) {
   for (int g = 0; g < n_g; ++g) mx[g] = -__builtin_inff();
-  const uint8_t* blk[4];
+  const uint8_t* blk[8];
   int n_blk = 0;
   int32_t blk_pos = 0;
-  auto flush = [&](int n) {
-    for (int g = 0; g < n_g; ++g) {
-      __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
-      const float* qg = q[g];
-      if (n == 4) {
-        for (int j = 0; j < nv; ++j) {
-          const __m256 qv = _mm256_loadu_ps(qg + 8 * j);
-          for (int i = 0; i < 4; ++i) acc[i] = _mm256_fmadd_ps(load8<kF16>(blk[i], 8 * j), qv, acc[i]);
-        }
-      } else {
-        for (int i = 0; i < n; ++i)
-          for (int j = 0; j < nv; ++j) acc[i] = _mm256_fmadd_ps(load8<kF16>(blk[i], 8 * j), _mm256_loadu_ps(qg + 8 * j), acc[i]);
-      }
-      for (int i = 0; i < n; ++i) {
-        const float s = hsum256(acc[i]) * scale;
-        scores[g][blk_pos + i] = s;
-        mx[g] = s > mx[g] ? s : mx[g];
-      }
-    }
-  };
+  const __m256 scale_v = _mm256_set1_ps(scale);
+  constexpr int kMaxG = 8;
+  NT_CHECK(n_g <= kMaxG);
+  __m256 mxv[kMaxG];
+  for (int g = 0; g < n_g; ++g) mxv[g] = _mm256_set1_ps(-__builtin_inff());
   for_each_row<false>(spans, n_spans, n_kv, row_bytes, off, [&](int32_t pos, const uint8_t* row) {
     if (n_blk == 0) blk_pos = pos;
     blk[n_blk++] = row;
-    if (n_blk == 4) {
-      flush(4);
-      n_blk = 0;
+    if (n_blk < 8) return;
+    n_blk = 0;
+    for (int g = 0; g < n_g; ++g) {
+      __m256 acc[8];
+      for (int i = 0; i < 8; ++i) acc[i] = _mm256_setzero_ps();
+      const float* qg = q[g];
+      for (int j = 0; j < nv; ++j) {
+        const __m256 qv = _mm256_loadu_ps(qg + 8 * j);
+        for (int i = 0; i < 8; ++i) acc[i] = _mm256_fmadd_ps(load8<kF16>(blk[i], 8 * j), qv, acc[i]);
+      }
+      const __m256 sv = _mm256_mul_ps(hsum256_x8(acc), scale_v);
+      _mm256_storeu_ps(scores[g] + blk_pos, sv);
+      mxv[g] = _mm256_max_ps(sv, mxv[g]);  // a NaN score lane keeps mxv, as `s > mx` skips it below
     }
   });
-  if (n_blk > 0) flush(n_blk);
+  for (int g = 0; g < n_g; ++g)
+    for (int i = 0; i < n_blk; ++i) {
+      __m256 acc = _mm256_setzero_ps();
+      for (int j = 0; j < nv; ++j) acc = _mm256_fmadd_ps(load8<kF16>(blk[i], 8 * j), _mm256_loadu_ps(q[g] + 8 * j), acc);
+      const float s = hsum256(acc) * scale;
+      scores[g][blk_pos + i] = s;
+      mx[g] = s > mx[g] ? s : mx[g];
+    }
+  for (int g = 0; g < n_g; ++g) {  // the maximum is exact: the lanes' order does not change it
+    alignas(32) float m[8];
+    _mm256_store_ps(m, mxv[g]);
+    for (int i = 0; i < 8; ++i) mx[g] = m[i] > mx[g] ? m[i] : mx[g];
+  }
 }
 
 // out[c] (columns 8 * j0 .. 8 * (j0 + CH)) = sum over positions, in order, of p[pos] * V[pos][c].
