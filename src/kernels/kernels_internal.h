@@ -45,9 +45,11 @@ const MatmulKernel* matmul_kernel_avx2(DType type);
 const MatmulKernel* matmul_kernel_rl_avx512(DType type);
 // Per-thread scratch of at least `bytes` (64-byte aligned), valid until the thread's next call.
 uint8_t* kernel_scratch(size_t bytes);
-// A second per-thread buffer (64-byte aligned) whose contents persist between calls; *grew is set
-// when it had to be reallocated (its contents are then gone).
-uint8_t* kernel_cache(size_t bytes, bool* grew);
+// A second per-thread buffer (64-byte aligned) whose contents persist between calls, for packs of
+// the weight rows [r0, r1) of matmul call `call` (MatArgs::call). *fresh is set when the buffer does
+// not hold exactly that pack (another call, other rows, or reallocated): the caller must pack. One
+// key per thread for every kernel and type, so a pack is never taken for another's.
+uint8_t* kernel_pack_cache(size_t bytes, uint64_t call, int64_t r0, int64_t r1, bool* fresh);
 
 // The read probe's loop (read_probe.h: read_streams), per ISA.
 uint64_t read_streams_avx512(const uint8_t* p, size_t n_lines, size_t stride, int n_streams);

@@ -232,13 +232,20 @@ uint8_t* kernel_scratch(size_t bytes) {
   const auto p = reinterpret_cast<uintptr_t>(buf.data());
   return buf.data() + ((64 - p % 64) % 64);
 }
-uint8_t* kernel_cache(size_t bytes, bool* grew) {
+uint8_t* kernel_pack_cache(size_t bytes, uint64_t call, int64_t r0, int64_t r1, bool* fresh) {
   thread_local std::vector<uint8_t> buf;
-  *grew = buf.size() < bytes + 64;
-  if (*grew) {
+  struct Key {
+    uint64_t call;
+    int64_t r0, r1;
+  };
+  thread_local Key key{0, 0, 0};
+  const bool grew = buf.size() < bytes + 64;
+  if (grew) {
     buf.clear();
     buf.resize(bytes + 64);
   }
+  *fresh = grew || key.call != call || key.r0 != r0 || key.r1 != r1;
+  key = {call, r0, r1};
   const auto p = reinterpret_cast<uintptr_t>(buf.data());
   return buf.data() + ((64 - p % 64) % 64);
 }

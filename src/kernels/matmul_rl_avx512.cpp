@@ -385,20 +385,14 @@ void rect(const MatArgs& a, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
   const int64_t n_blocks = (a.w.n_cols + kUnitElems - 1) / kUnitElems * T::kQuads * 4;
   const size_t group_bytes = static_cast<size_t>(n_blocks) * kBlkBytes;
   const int64_t n_groups = (r1 - r0 + kGroup - 1) / kGroup;
-  struct Key {
-    uint64_t call;
-    int64_t r0, r1;
-  };
-  thread_local Key packed{0, 0, 0};
-  bool grew = false;
-  uint8_t* pks = kernel_cache(static_cast<size_t>(n_groups) * group_bytes, &grew);
-  if (grew || packed.call != a.call || packed.r0 != r0 || packed.r1 != r1) {
+  bool fresh = false;
+  uint8_t* pks = kernel_pack_cache(static_cast<size_t>(n_groups) * group_bytes, a.call, r0, r1, &fresh);
+  if (fresh) {
     for (int64_t gi = 0; gi < n_groups; ++gi) {
       const int64_t rg = r0 + gi * kGroup;
       const GroupRows<T> g(a, rg, static_cast<int>(r1 - rg < kGroup ? r1 - rg : kGroup));
       pack_group<T>(g, pks + gi * group_bytes);
     }
-    packed = {a.call, r0, r1};
   }
   constexpr bool kMin = T::kMin > 0;
   for (int64_t gi = 0; gi < n_groups; ++gi) {
