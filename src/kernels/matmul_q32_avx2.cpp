@@ -28,11 +28,37 @@ constexpr int kLanes = 8;
 constexpr int64_t kStreamAhead = 512;
 alignas(32) constexpr uint8_t kZeroUnit32[64] = {};  // a unit of zeros (d = 0): padding rows
 
-// The 32 weights of unit u as bytes in element order: unsigned (q + offset), or signed for Q8_0.
+// The 32 weights of block b of a unit as bytes in element order: unsigned (q + offset), or signed
+// for Q8_0.
 template <class T>
-inline __m256i decode32(const uint8_t* up) {
+inline __m256i decode32(const uint8_t* up, int b) {
   if constexpr (std::is_same_v<T, Q4_0>) return nibbles16_bcast(up + 2);
-  else return T::wq(up, 0);
+  else return T::wq(up, b);
+}
+// 16-bit sums of this many maddubs results stay exact (|x| <= 127): 4-bit weights 8 (8 x 2 x 15
+// x 127 < 2^15), 5-bit 4; signed Q8_0 (|w| <= 128) one.
+template <class T>
+constexpr int kRun16 = T::kSigned ? 1
+                       : (std::is_same_v<T, Q5_0> || std::is_same_v<T, Q5_1> || std::is_same_v<T, Q5_K>) ? 4
+                                                                                                          : 8;
+// out[j] lane r = in[r] dword j (an 8 x 8 transpose of 32-bit elements).
+inline void transpose8(const __m256i (&w)[kLanes], __m256i (&out)[kLanes]) {
+  __m256i t0[8], t1[8];
+  for (int k = 0; k < 4; ++k) {
+    t0[2 * k] = _mm256_unpacklo_epi32(w[2 * k], w[2 * k + 1]);
+    t0[2 * k + 1] = _mm256_unpackhi_epi32(w[2 * k], w[2 * k + 1]);
+  }
+  for (int k = 0; k < 2; ++k) {
+    t1[4 * k + 0] = _mm256_unpacklo_epi64(t0[4 * k + 0], t0[4 * k + 2]);
+    t1[4 * k + 1] = _mm256_unpackhi_epi64(t0[4 * k + 0], t0[4 * k + 2]);
+    t1[4 * k + 2] = _mm256_unpacklo_epi64(t0[4 * k + 1], t0[4 * k + 3]);
+    t1[4 * k + 3] = _mm256_unpackhi_epi64(t0[4 * k + 1], t0[4 * k + 3]);
+  }
+  // t1[4k + m] 128-bit lane h: rows 4k..4k+3, dword 4h + m.
+  for (int m = 0; m < 4; ++m) {
+    out[m] = _mm256_permute2x128_si256(t1[m], t1[4 + m], 0x20);
+    out[4 + m] = _mm256_permute2x128_si256(t1[m], t1[4 + m], 0x31);
+  }
 }
 // fp16 at byte `off` of 8 units -> 8 floats (lane r = unit r).
 inline __m256 h2f_8(const uint8_t* const (&up)[kLanes], int off) {
@@ -61,6 +87,31 @@ inline __m256i hsum_epi32_x8(const __m256i (&v)[kLanes]) {
   // lanes: v0, v2, v4, v6 | v1, v3, v5, v7
   return _mm256_permutevar8x32_epi32(w, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
 }
+// The weight scales and min factors (value = a * q - mn) of one unit of eight rows, lane r = row
+// r, per block.
+template <class T>
+struct UnitScales {
+  __m256 a[T::kBlocks], mn[T::kBlocks];
+  explicit UnitScales(const uint8_t* const (&up)[kLanes]) {
+    if constexpr (T::kBlocks == 1) {
+      a[0] = h2f_8(up, 0);
+      if constexpr (T::kMin > 0) mn[0] = _mm256_sub_ps(_mm256_setzero_ps(), h2f_8(up, 2));  // Q4_1 / Q5_1: + m
+    } else {
+      static_assert(T::kBlocks == 8 && !T::kS16, "one scale per 32-element block");
+      St st[kLanes];
+      __m256i ra[kLanes], rm[kLanes], ta[kLanes], tm[kLanes];
+      for (int r = 0; r < kLanes; ++r) {
+        T::prep(up[r], st[r]);
+        ra[r] = _mm256_castps_si256(_mm256_loadu_ps(st[r].a));
+        rm[r] = _mm256_castps_si256(_mm256_loadu_ps(st[r].mn));
+      }
+      transpose8(ra, ta);
+      transpose8(rm, tm);
+      for (int b = 0; b < 8; ++b) a[b] = _mm256_castsi256_ps(ta[b]), mn[b] = _mm256_castsi256_ps(tm[b]);
+    }
+  }
+};
+
 // The integer dot of one decoded block with x, as 8 int32 partial sums.
 template <class T>
 inline __m256i block_dot(__m256i w, __m256i xv) {
@@ -77,7 +128,7 @@ void decode8(const MatArgs& a, int64_t r0, int nr, int64_t t, int64_t rs, int64_
   const int32_t* lb = xq.lb(t);
   const float* dx = xq.dx(t);
   const float* g32 = xq.g32(t);
-  const int64_t n_units = a.w.n_cols / 32;
+  const int64_t n_units = a.w.n_cols / (32 * T::kBlocks);
   const uint8_t* rows[kLanes];
   int64_t step[kLanes];
   for (int r = 0; r < kLanes; ++r) {
@@ -90,17 +141,20 @@ void decode8(const MatArgs& a, int64_t r0, int nr, int64_t t, int64_t rs, int64_
     const uint8_t* up[kLanes];
     for (int r = 0; r < kLanes; ++r) {
       up[r] = rows[r] + u * step[r];
-      if ((u & kPfMask) == 0) _mm_prefetch(reinterpret_cast<const char*>(up[r] + ahead), _MM_HINT_T0);
+      if ((u & kPfMask) == 0)
+        for (int k = 0; k < T::kUnitBytes; k += 64) _mm_prefetch(reinterpret_cast<const char*>(up[r] + ahead + k), _MM_HINT_T0);
     }
-    const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xs + 32 * u));
-    __m256i v[kLanes];
-    for (int r = 0; r < kLanes; ++r) v[r] = block_dot<T>(decode32<T>(up[r]), xv);
-    __m256i isum = hsum_epi32_x8(v);
-    if constexpr (T::kOffset != 0) isum = _mm256_add_epi32(isum, _mm256_set1_epi32(lb[u]));
-    const __m256 sc = _mm256_mul_ps(h2f_8(up, 0), _mm256_broadcast_ss(dx + u));
-    acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), sc, acc);
-    if constexpr (T::kMin > 0)
-      macc = _mm256_add_ps(macc, _mm256_mul_ps(_mm256_sub_ps(_mm256_setzero_ps(), h2f_8(up, 2)), _mm256_broadcast_ss(g32 + u)));
+    const UnitScales<T> sc(up);
+    for (int b = 0; b < T::kBlocks; ++b) {
+      const int64_t gb = u * T::kBlocks + b;  // the block's index in the row
+      const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xs + 32 * gb));
+      __m256i v[kLanes];
+      for (int r = 0; r < kLanes; ++r) v[r] = block_dot<T>(decode32<T>(up[r], b), xv);
+      __m256i isum = hsum_epi32_x8(v);
+      if constexpr (T::kOffset != 0) isum = _mm256_add_epi32(isum, _mm256_set1_epi32(lb[gb]));
+      acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(sc.a[b], _mm256_broadcast_ss(dx + gb)), acc);
+      if constexpr (T::kMin > 0) macc = _mm256_add_ps(macc, _mm256_mul_ps(sc.mn[b], _mm256_broadcast_ss(g32 + gb)));
+    }
   }
   alignas(32) float y[kLanes];
   _mm256_store_ps(y, _mm256_sub_ps(acc, macc));
@@ -108,13 +162,13 @@ void decode8(const MatArgs& a, int64_t r0, int nr, int64_t t, int64_t rs, int64_
 }
 
 // ---- several tokens: packed groups of eight rows.
-// Per block: 8 steps x 32 bytes (lane r = row r's bytes 4j..4j+3), 8 scales, 8 mins (-min).
+// Per block: 8 steps x 32 bytes (lane r = row r's bytes 4j..4j+3), 8 scales, 8 min factors.
 constexpr int kBlkBytes = 8 * 32 + 2 * 32;
 
 // Packs rows [r0, r0 + nr) (nr <= 8; missing rows are zero units) into pk.
 template <class T>
 void pack8(const MatArgs& a, int64_t r0, int nr, uint8_t* pk) {
-  const int64_t n_units = a.w.n_cols / 32;
+  const int64_t n_units = a.w.n_cols / (32 * T::kBlocks);
   const uint8_t* rows[kLanes];
   int64_t step[kLanes];
   for (int r = 0; r < kLanes; ++r) {
@@ -123,32 +177,17 @@ void pack8(const MatArgs& a, int64_t r0, int nr, uint8_t* pk) {
   }
   for (int64_t u = 0; u < n_units; ++u) {
     const uint8_t* up[kLanes];
-    __m256i w[kLanes];
-    for (int r = 0; r < kLanes; ++r) {
-      up[r] = rows[r] + u * step[r];
-      w[r] = decode32<T>(up[r]);
+    for (int r = 0; r < kLanes; ++r) up[r] = rows[r] + u * step[r];
+    const UnitScales<T> sc(up);
+    for (int b = 0; b < T::kBlocks; ++b) {
+      __m256i w[kLanes], steps[kLanes];
+      for (int r = 0; r < kLanes; ++r) w[r] = decode32<T>(up[r], b);
+      transpose8(w, steps);
+      uint8_t* blk = pk + (u * T::kBlocks + b) * kBlkBytes;
+      for (int j = 0; j < 8; ++j) _mm256_store_si256(reinterpret_cast<__m256i*>(blk + 32 * j), steps[j]);
+      _mm256_store_ps(reinterpret_cast<float*>(blk + 256), sc.a[b]);
+      if constexpr (T::kMin > 0) _mm256_store_ps(reinterpret_cast<float*>(blk + 288), sc.mn[b]);
     }
-    // 8 x 8 dword transpose: out[j] lane r = w[r] dword j.
-    __m256i t0[8], t1[8];
-    for (int k = 0; k < 4; ++k) {
-      t0[2 * k] = _mm256_unpacklo_epi32(w[2 * k], w[2 * k + 1]);
-      t0[2 * k + 1] = _mm256_unpackhi_epi32(w[2 * k], w[2 * k + 1]);
-    }
-    for (int k = 0; k < 2; ++k) {
-      t1[4 * k + 0] = _mm256_unpacklo_epi64(t0[4 * k + 0], t0[4 * k + 2]);
-      t1[4 * k + 1] = _mm256_unpackhi_epi64(t0[4 * k + 0], t0[4 * k + 2]);
-      t1[4 * k + 2] = _mm256_unpacklo_epi64(t0[4 * k + 1], t0[4 * k + 3]);
-      t1[4 * k + 3] = _mm256_unpackhi_epi64(t0[4 * k + 1], t0[4 * k + 3]);
-    }
-    // t1[4k + m] 128-bit lane h: rows 4k..4k+3, dword 4h + m.
-    uint8_t* blk = pk + u * kBlkBytes;
-    for (int m = 0; m < 4; ++m) {
-      _mm256_store_si256(reinterpret_cast<__m256i*>(blk + 32 * m), _mm256_permute2x128_si256(t1[m], t1[4 + m], 0x20));
-      _mm256_store_si256(reinterpret_cast<__m256i*>(blk + 32 * (4 + m)), _mm256_permute2x128_si256(t1[m], t1[4 + m], 0x31));
-    }
-    _mm256_store_ps(reinterpret_cast<float*>(blk + 256), h2f_8(up, 0));
-    if constexpr (T::kMin > 0)
-      _mm256_store_ps(reinterpret_cast<float*>(blk + 288), _mm256_sub_ps(_mm256_setzero_ps(), h2f_8(up, 2)));
   }
 }
 
@@ -161,14 +200,13 @@ void group_tile(const MatArgs& a, const uint8_t* pk, int64_t r0, int nr, int64_t
   const float* dx[NT];
   const float* g32[NT];
   for (int t = 0; t < NT; ++t) xs[t] = xq.qs(t0 + t), lb[t] = xq.lb(t0 + t), dx[t] = xq.dx(t0 + t), g32[t] = xq.g32(t0 + t);
-  const int64_t n_units = a.w.n_cols / 32;
+  const int64_t n_blocks = a.w.n_cols / 32;
   __m256 acc[NT], macc[NT];
   for (int t = 0; t < NT; ++t) acc[t] = macc[t] = _mm256_setzero_ps();
   const __m256i ones = _mm256_set1_epi16(1);
-  // 16-bit sums of maddubs results stay exact for this many steps (|x| <= 127).
-  constexpr int kRun = T::kSigned ? 1 : (T::kOffset == 16 || std::is_same_v<T, Q5_1>) ? 4 : 8;
-  for (int64_t u = 0; u < n_units; ++u) {
-    const uint8_t* blk = pk + u * kBlkBytes;
+  constexpr int kRun = kRun16<T>;
+  for (int64_t gb = 0; gb < n_blocks; ++gb) {
+    const uint8_t* blk = pk + gb * kBlkBytes;
     __m256i isum[NT];
     for (int t = 0; t < NT; ++t) isum[t] = _mm256_setzero_si256();
     for (int j0 = 0; j0 < 8; j0 += kRun) {
@@ -179,7 +217,7 @@ void group_tile(const MatArgs& a, const uint8_t* pk, int64_t r0, int nr, int64_t
         const __m256i wa = T::kSigned ? _mm256_sign_epi8(w, w) : w;
         for (int t = 0; t < NT; ++t) {
           int32_t x4;
-          std::memcpy(&x4, xs[t] + 32 * u + 4 * j, 4);
+          std::memcpy(&x4, xs[t] + 32 * gb + 4 * j, 4);
           const __m256i xb = _mm256_set1_epi32(x4);
           if constexpr (T::kSigned) s16[t] = _mm256_maddubs_epi16(wa, _mm256_sign_epi8(xb, w));
           else s16[t] = _mm256_add_epi16(s16[t], _mm256_maddubs_epi16(wa, xb));
@@ -193,12 +231,12 @@ void group_tile(const MatArgs& a, const uint8_t* pk, int64_t r0, int nr, int64_t
     const __m256 s = _mm256_load_ps(reinterpret_cast<const float*>(blk + 256));
     for (int t = 0; t < NT; ++t) {
       __m256i I = isum[t];
-      if constexpr (T::kOffset != 0) I = _mm256_add_epi32(I, _mm256_set1_epi32(lb[t][u]));
-      acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(I), _mm256_mul_ps(s, _mm256_broadcast_ss(dx[t] + u)), acc[t]);
+      if constexpr (T::kOffset != 0) I = _mm256_add_epi32(I, _mm256_set1_epi32(lb[t][gb]));
+      acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(I), _mm256_mul_ps(s, _mm256_broadcast_ss(dx[t] + gb)), acc[t]);
     }
     if constexpr (T::kMin > 0) {
       const __m256 mn = _mm256_load_ps(reinterpret_cast<const float*>(blk + 288));
-      for (int t = 0; t < NT; ++t) macc[t] = _mm256_add_ps(macc[t], _mm256_mul_ps(mn, _mm256_broadcast_ss(g32[t] + u)));
+      for (int t = 0; t < NT; ++t) macc[t] = _mm256_add_ps(macc[t], _mm256_mul_ps(mn, _mm256_broadcast_ss(g32[t] + gb)));
     }
   }
   for (int t = 0; t < NT; ++t) {
@@ -228,9 +266,8 @@ void rect(const MatArgs& a, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
     }
     return;
   }
-  const int64_t n_units = a.w.n_cols / 32;
   const int64_t n_groups = (n + kLanes - 1) / kLanes;
-  const size_t group_bytes = static_cast<size_t>(n_units) * kBlkBytes;
+  const size_t group_bytes = static_cast<size_t>(a.w.n_cols / 32) * kBlkBytes;
   // Packs persist per thread: the call's other token blocks of the same rows (the plan gives
   // consecutive tasks the same row chunk) reuse them.
   bool fresh = false;
@@ -263,6 +300,8 @@ const MatmulKernel* matmul_kernel_q32_avx2(DType type) {
     case DType::Q4_1: return kernel<Q4_1>();
     case DType::Q5_0: return kernel<Q5_0>();
     case DType::Q5_1: return kernel<Q5_1>();
+    case DType::Q4_K: return kernel<Q4_K>();
+    case DType::Q5_K: return kernel<Q5_K>();
     default: return nullptr;
   }
 }
