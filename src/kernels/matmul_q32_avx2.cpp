@@ -1,8 +1,9 @@
-// kernels/matmul_q32_avx2.cpp — "row-lane" quantized matmul with AVX2 for the weight types with one
-// 32-element block per unit (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1): eight rows side by side, lane r of
-// every vector = row r. One output (row r, token t) is one float chain over the blocks b in order:
+// kernels/matmul_q32_avx2.cpp — "row-lane" quantized matmul with AVX2 for the weight types with
+// one scale (and min) per 32-element block (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K): eight rows
+// side by side, lane r of every vector = row r. One output (row r, token t) is one float chain
+// over the blocks b in order:
 //   acc = fma(float(I_b), s_rb * dx_tb, acc)   I_b: the block's exact integer dot (offset included)
-//   macc = macc + mn_rb * g_tb                  (types with a min; mn = -min, g = dx * sum x)
+//   macc = macc + mn_rb * g_tb                  (types with a min; value = s * q - mn, g = dx * sum x)
 //   y = acc - macc
 // Two paths compute exactly this, so every output is bit-identical whatever the token count
 // (determinism contract):
@@ -87,6 +88,22 @@ inline __m256i hsum_epi32_x8(const __m256i (&v)[kLanes]) {
   // lanes: v0, v2, v4, v6 | v1, v3, v5, v7
   return _mm256_permutevar8x32_epi32(w, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
 }
+// An 8 x 8 byte transpose: v[r] byte b -> out[b / 2] byte 8 (b % 2) + r.
+inline void transpose_bytes8(const uint64_t (&v)[kLanes], __m128i (&out)[4]) {
+  __m128i p[4];
+  for (int k = 0; k < 4; ++k) {  // word b: bytes b of rows 2k, 2k + 1
+    const __m128i x = _mm_set_epi64x(static_cast<int64_t>(v[2 * k + 1]), static_cast<int64_t>(v[2 * k]));
+    p[k] = _mm_unpacklo_epi8(x, _mm_srli_si128(x, 8));
+  }
+  // dword b (b < 4) / b - 4: bytes b of rows 0-3 (q[0], q[1]) or rows 4-7 (q[2], q[3])
+  const __m128i q0 = _mm_unpacklo_epi16(p[0], p[1]), q1 = _mm_unpackhi_epi16(p[0], p[1]);
+  const __m128i q2 = _mm_unpacklo_epi16(p[2], p[3]), q3 = _mm_unpackhi_epi16(p[2], p[3]);
+  out[0] = _mm_unpacklo_epi32(q0, q2);  // blocks 0, 1
+  out[1] = _mm_unpackhi_epi32(q0, q2);  // blocks 2, 3
+  out[2] = _mm_unpacklo_epi32(q1, q3);  // blocks 4, 5
+  out[3] = _mm_unpackhi_epi32(q1, q3);  // blocks 6, 7
+}
+
 // The weight scales and min factors (value = a * q - mn) of one unit of eight rows, lane r = row
 // r, per block.
 template <class T>
@@ -97,17 +114,28 @@ struct UnitScales {
       a[0] = h2f_8(up, 0);
       if constexpr (T::kMin > 0) mn[0] = _mm256_sub_ps(_mm256_setzero_ps(), h2f_8(up, 2));  // Q4_1 / Q5_1: + m
     } else {
-      static_assert(T::kBlocks == 8 && !T::kS16, "one scale per 32-element block");
-      St st[kLanes];
-      __m256i ra[kLanes], rm[kLanes], ta[kLanes], tm[kLanes];
+      // Q4_K / Q5_K: the six-bit scales and mins of each row as in prep_k4 (8 bytes each, byte b =
+      // block b), transposed to per-block bytes of the eight rows, then d * sc and dmin * m per lane
+      // (the same single rounding as prep_k4's).
+      static_assert(std::is_same_v<T, Q4_K> || std::is_same_v<T, Q5_K>, "prep_k4 scale layout");
+      uint64_t sc[kLanes], m[kLanes];
       for (int r = 0; r < kLanes; ++r) {
-        T::prep(up[r], st[r]);
-        ra[r] = _mm256_castps_si256(_mm256_loadu_ps(st[r].a));
-        rm[r] = _mm256_castps_si256(_mm256_loadu_ps(st[r].mn));
+        const uint32_t b = ld32(up[r] + 4), c = ld32(up[r] + 8), e = ld32(up[r] + 12);
+        const uint32_t sc_hi = (e & 0x0F0F0F0Fu) | ((b >> 2) & 0x30303030u);
+        const uint32_t m_hi = ((e >> 4) & 0x0F0F0F0Fu) | ((c >> 2) & 0x30303030u);
+        sc[r] = (b & 0x3F3F3F3Fu) | static_cast<uint64_t>(sc_hi) << 32;
+        m[r] = (c & 0x3F3F3F3Fu) | static_cast<uint64_t>(m_hi) << 32;
       }
-      transpose8(ra, ta);
-      transpose8(rm, tm);
-      for (int b = 0; b < 8; ++b) a[b] = _mm256_castsi256_ps(ta[b]), mn[b] = _mm256_castsi256_ps(tm[b]);
+      const __m256 d = h2f_8(up, 0), dmin = h2f_8(up, 2);
+      __m128i ts[4], tm[4];
+      transpose_bytes8(sc, ts);
+      transpose_bytes8(m, tm);
+      for (int k = 0; k < 4; ++k)
+        for (int h = 0; h < 2; ++h) {
+          const __m128i bs = h ? _mm_srli_si128(ts[k], 8) : ts[k], bm = h ? _mm_srli_si128(tm[k], 8) : tm[k];
+          a[2 * k + h] = _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(bs)));
+          mn[2 * k + h] = _mm256_mul_ps(dmin, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(bm)));
+        }
     }
   }
 };
