@@ -27,7 +27,7 @@ constexpr int kLanes = 8;
 // all). 0.6B tg32 at 2 threads, interleaved on an AVX2-only Zen 3: 256-512 bytes read alike,
 // 2048 (kDecodeStreamAhead, the four-stream kernels' distance) 10% slower on Q8_0 and Q4_0.
 constexpr int64_t kStreamAhead = 512;
-alignas(32) constexpr uint8_t kZeroUnit32[64] = {};  // a unit of zeros (d = 0): padding rows
+alignas(32) constexpr uint8_t kZeroUnit32[256] = {};  // a unit of zeros (d = 0): padding rows
 
 // The 32 weights of block b of a unit as bytes in element order: unsigned (q + offset), or signed
 // for Q8_0.
@@ -151,6 +151,7 @@ inline __m256i block_dot(__m256i w, __m256i xv) {
 // ---- one token: eight rows r0 + r * rs.
 template <class T>
 void decode8(const MatArgs& a, int64_t r0, int nr, int64_t t, int64_t rs, int64_t ahead) {
+  static_assert(T::kUnitBytes <= static_cast<int>(sizeof kZeroUnit32), "padding rows read a whole zero unit");
   const XQuant& xq = *a.xq;
   const int8_t* xs = xq.qs(t);
   const int32_t* lb = xq.lb(t);
@@ -196,6 +197,7 @@ constexpr int kBlkBytes = 8 * 32 + 2 * 32;
 // Packs rows [r0, r0 + nr) (nr <= 8; missing rows are zero units) into pk.
 template <class T>
 void pack8(const MatArgs& a, int64_t r0, int nr, uint8_t* pk) {
+  static_assert(T::kUnitBytes <= static_cast<int>(sizeof kZeroUnit32), "padding rows read a whole zero unit");
   const int64_t n_units = a.w.n_cols / (32 * T::kBlocks);
   const uint8_t* rows[kLanes];
   int64_t step[kLanes];
