@@ -11,12 +11,7 @@ namespace nt::detail {
 namespace {
 
 void quantize_one_portable(const float* x, int64_t n, int offset, const XQuant& xq, int64_t t) {
-  auto* qs = const_cast<int8_t*>(xq.qs(t));
-  auto* ls = const_cast<int32_t*>(xq.ls(t));
-  auto* dx = const_cast<float*>(xq.dx(t));
-  auto* g32 = const_cast<float*>(xq.g32(t));
-  auto* g16 = const_cast<float*>(xq.g16(t));
-  auto* lb = const_cast<int32_t*>(xq.lb(t));
+  const auto [qs, ls, dx, g32, g16, lb] = xq.out(t);
   const int64_t nb = xq.npad / 32;
   for (int64_t b = 0; b < nb; ++b) {
     int8_t* q = qs + b * 32;

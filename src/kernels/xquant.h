@@ -49,6 +49,19 @@ struct XQuant {
   // F16 layout: the scaled fp16 row and the factor 2^-e that undoes the scale.
   const uint16_t* h16(int64_t t) const { return reinterpret_cast<const uint16_t*>(buf.data() + t * stride); }
   float xscale(int64_t t) const { return *dx(t); }
+
+  // Token t's arrays for writing (the quantizers fill them; the const buffer accessors above are
+  // for the kernels that read them).
+  struct Out {
+    int8_t* qs;
+    int32_t* ls;
+    float *dx, *g32, *g16;
+    int32_t* lb;
+  };
+  Out out(int64_t t) const {
+    return {const_cast<int8_t*>(qs(t)), const_cast<int32_t*>(ls(t)), const_cast<float*>(dx(t)),
+            const_cast<float*>(g32(t)), const_cast<float*>(g16(t)),  const_cast<int32_t*>(lb(t))};
+  }
 };
 
 // Quantizes n_tokens rows of x (row stride ldx) into xq (reusing its buffer); parallel over tokens

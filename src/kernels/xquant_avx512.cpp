@@ -7,12 +7,7 @@
 namespace nt::detail {
 
 void quantize_row_quad_avx512(const float* x, int64_t n, int offset, const XQuant& xq, int64_t t) {
-  auto* qs = const_cast<int8_t*>(xq.qs(t));
-  auto* ls = const_cast<int32_t*>(xq.ls(t));
-  auto* dx = const_cast<float*>(xq.dx(t));
-  auto* g32 = const_cast<float*>(xq.g32(t));
-  auto* g16 = const_cast<float*>(xq.g16(t));
-  auto* lb = const_cast<int32_t*>(xq.lb(t));
+  const auto [qs, ls, dx, g32, g16, lb] = xq.out(t);
   const __m512 sign = _mm512_set1_ps(-0.0f);
   for (int64_t c = 0; c < xq.npad / 128; ++c) {
     alignas(64) int8_t nat[128];
