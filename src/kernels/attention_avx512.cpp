@@ -7,6 +7,7 @@
 // sums together (same pairings as hsum512); both passes serve the query heads of one KV head
 // together (one K or V load for all).
 #include "kernels/kernels_internal.h"
+#include "kernels/kv_rows.h"
 #include "kernels/simd_avx512.h"
 
 namespace nt::detail {
@@ -16,18 +17,6 @@ template <bool kF16>
 inline __m512 load16(const uint8_t* row, int i) {
   if constexpr (kF16) return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + 2 * i)));
   else return _mm512_loadu_ps(reinterpret_cast<const float*>(row) + i);
-}
-
-// Calls fn(pos, row) for the first n_kv positions in span order; row = the K (kV = false) or V row
-// of that position, `off` bytes in.
-template <bool kV, class F>
-inline void for_each_row(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_bytes, size_t off, F&& fn) {
-  int32_t pos = 0;
-  for (int s = 0; s < n_spans && pos < n_kv; ++s) {
-    const int32_t n = spans[s].n < n_kv - pos ? spans[s].n : n_kv - pos;
-    const uint8_t* base = (kV ? spans[s].v : spans[s].k) + off;
-    for (int32_t i = 0; i < n; ++i, ++pos) fn(pos, base + static_cast<size_t>(i) * row_bytes);
-  }
 }
 
 // The horizontal sums of 16 accumulators at once: out lane p = hsum512(a[p]), bit for bit. Each
