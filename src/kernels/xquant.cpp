@@ -63,8 +63,10 @@ void quantize_one_portable(const float* x, int64_t n, int offset, const XQuant& 
 
 void quantize_one(const float* x, int64_t n, int offset, const XQuant& xq, int64_t t) {
   if (xq.layout == XLayout::F16) {
-    NT_CHECK(simd_level() == SimdLevel::Avx512);  // only the AVX-512 F16 kernel uses this layout
-    convert_row_f16_avx512(x, n, xq, t);
+    // Only the AVX-512 and AVX2 F16-weight kernels use this layout.
+    NT_CHECK(simd_level() >= SimdLevel::Avx2);
+    if (simd_level() == SimdLevel::Avx512) convert_row_f16_avx512(x, n, xq, t);
+    else convert_row_f16_avx2(x, n, xq, t);
     return;
   }
   if (xq.layout != XLayout::Natural && simd_level() == SimdLevel::Avx512) quantize_row_quad_avx512(x, n, offset, xq, t);
@@ -73,6 +75,26 @@ void quantize_one(const float* x, int64_t n, int offset, const XQuant& xq, int64
 }
 
 }  // namespace
+
+F16RowScale f16_row_scale(float amax) {
+  // 2^e with amax * 2^e in [2^14, 2^15): e = 14 - floor(log2(amax)), from the exponent bits.
+  int e = 0;
+  if (amax > 0.0f && amax <= 3.4e38f) {
+    uint32_t bits;
+    std::memcpy(&bits, &amax, 4);
+    const int ex = static_cast<int>((bits >> 23) & 0xFF);
+    e = ex == 0 ? 14 + 126 : 14 - (ex - 127);  // subnormal amax: scale by 2^140 at most
+    if (e > 140) e = 140;
+  }
+  auto pow2 = [](int k) {
+    const uint32_t b = static_cast<uint32_t>(127 + k) << 23;
+    float f;
+    std::memcpy(&f, &b, 4);
+    return f;
+  };
+  const int e1 = e / 2, e2 = e - e / 2;
+  return {pow2(e1), pow2(e2), pow2(-e1) * pow2(-e2)};
+}
 
 void quantize_x(const float* x, int64_t ldx, int64_t n, int64_t n_tokens, int offset, XLayout layout, XQuant& xq,
                 ThreadPool& pool) {

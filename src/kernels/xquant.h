@@ -75,7 +75,16 @@ void quantize_row_quad_avx512(const float* x, int64_t n, int offset, const XQuan
 // The AVX2 version of one token's quantization in the Natural layout (xquant_avx2.cpp); only
 // called when the CPU has AVX2.
 void quantize_row_natural_avx2(const float* x, int64_t n, int offset, const XQuant& xq, int64_t t);
-// The same for the F16 layout (also AVX-512: only the AVX-512 F16 kernel asks for it).
+// The F16 layout's scaling of a row whose largest |x| is amax: 2^e as two float factors s1 * s2
+// (2^e alone may exceed the float exponent range) and inv = 2^-e (the row's xscale). e = 0 for an
+// all-zero or non-finite amax.
+struct F16RowScale {
+  float s1 = 1.0f, s2 = 1.0f, inv = 1.0f;
+};
+F16RowScale f16_row_scale(float amax);
+// One token's conversion to the F16 layout, per ISA (only the F16-weight kernels of that ISA ask
+// for the layout); bit-identical to each other: x * s1 * s2 (exact) rounded to fp16, nearest even.
 void convert_row_f16_avx512(const float* x, int64_t n, const XQuant& xq, int64_t t);
+void convert_row_f16_avx2(const float* x, int64_t n, const XQuant& xq, int64_t t);
 
 }  // namespace nt::detail

@@ -1,9 +1,11 @@
 // kernels/xquant_avx2.cpp — AVX2 activation quantization for the Natural layout (xquant.h), the
-// layout of the AVX2 quantized kernels. Bit-identical to the portable version for finite input:
-// same amax, same d = amax / 127, same x * (1 / d) rounded to nearest even (the MXCSR default used
-// by vcvtps2dq), same integer sums.
+// layout of the AVX2 quantized kernels, and the F16 layout of the AVX2 F16-weight kernel. Natural
+// is bit-identical to the portable version for finite input: same amax, same d = amax / 127, same
+// x * (1 / d) rounded to nearest even (the MXCSR default used by vcvtps2dq), same integer sums.
 #include "kernels/simd_avx2.h"
 #include "kernels/xquant.h"
+
+#include <cstring>
 
 namespace nt::detail {
 
@@ -56,6 +58,40 @@ void quantize_row_natural_avx2(const float* x, int64_t n, int offset, const XQua
     g16[2 * b] = d * static_cast<float>(sa);
     g16[2 * b + 1] = d * static_cast<float>(sb);
   }
+}
+
+
+// The F16 layout (xquant.h): the same amax, scale and rounding as convert_row_f16_avx512, 8 lanes
+// at a time (max is exact in any order for finite input).
+void convert_row_f16_avx2(const float* x, int64_t n, const XQuant& xq, int64_t t) {
+  auto* h = const_cast<uint16_t*>(xq.h16(t));
+  const __m256 sign = _mm256_set1_ps(-0.0f);
+  __m256 mx = _mm256_setzero_ps();
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) mx = _mm256_max_ps(mx, _mm256_andnot_ps(sign, _mm256_loadu_ps(x + i)));
+  alignas(32) float tail[8] = {};
+  const int64_t n_tail = n - i;
+  if (n_tail > 0) {
+    std::memcpy(tail, x + i, static_cast<size_t>(n_tail) * sizeof(float));
+    mx = _mm256_max_ps(mx, _mm256_andnot_ps(sign, _mm256_load_ps(tail)));
+  }
+  __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(mx), _mm256_extractf128_ps(mx, 1));
+  m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+  m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
+  const float amax = _mm_cvtss_f32(m4);  // a row with inf / NaN may keep e = 0: they propagate as in f32
+  const F16RowScale sc = f16_row_scale(amax);
+  const __m256 s1 = _mm256_set1_ps(sc.s1), s2 = _mm256_set1_ps(sc.s2);
+  constexpr int kRound = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+  for (i = 0; i + 8 <= n; i += 8)
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(h + i),
+                     _mm256_cvtps_ph(_mm256_mul_ps(_mm256_mul_ps(_mm256_loadu_ps(x + i), s1), s2), kRound));
+  if (n_tail > 0) {
+    alignas(16) uint16_t out[8];
+    _mm_store_si128(reinterpret_cast<__m128i*>(out), _mm256_cvtps_ph(_mm256_mul_ps(_mm256_mul_ps(_mm256_load_ps(tail), s1), s2), kRound));
+    std::memcpy(h + i, out, static_cast<size_t>(n_tail) * sizeof(uint16_t));
+  }
+  for (int64_t j = n; j < xq.npad; ++j) h[j] = 0;
+  *const_cast<float*>(xq.dx(t)) = sc.inv;
 }
 
 }  // namespace nt::detail

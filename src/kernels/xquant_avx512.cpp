@@ -57,24 +57,8 @@ void convert_row_f16_avx512(const float* x, int64_t n, const XQuant& xq, int64_t
   const __mmask16 tail = static_cast<__mmask16>((1u << (n - i)) - 1);
   if (i < n) mx = _mm512_max_ps(mx, _mm512_andnot_ps(sign, _mm512_maskz_loadu_ps(tail, x + i)));
   const float amax = _mm512_reduce_max_ps(mx);  // a row with inf / NaN may keep e = 0: they propagate as in f32
-  // 2^e with amax * 2^e in [2^14, 2^15): e = 14 - floor(log2(amax)), from the exponent bits.
-  int e = 0;
-  if (amax > 0.0f && amax <= 3.4e38f) {
-    uint32_t bits;
-    std::memcpy(&bits, &amax, 4);
-    const int ex = static_cast<int>((bits >> 23) & 0xFF);
-    e = ex == 0 ? 14 + 126 : 14 - (ex - 127);  // subnormal amax: scale by 2^140 at most
-    if (e > 140) e = 140;
-  }
-  // 2^e as a float product of two factors (2^e alone may exceed the float exponent range).
-  const int e1 = e / 2, e2 = e - e / 2;
-  auto pow2 = [](int k) {
-    const uint32_t b = static_cast<uint32_t>(127 + k) << 23;
-    float f;
-    std::memcpy(&f, &b, 4);
-    return f;
-  };
-  const __m512 s1 = _mm512_set1_ps(pow2(e1)), s2 = _mm512_set1_ps(pow2(e2));
+  const F16RowScale sc = f16_row_scale(amax);
+  const __m512 s1 = _mm512_set1_ps(sc.s1), s2 = _mm512_set1_ps(sc.s2);
   constexpr int kRound = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
   for (i = 0; i + 16 <= n; i += 16)
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(h + i),
@@ -83,7 +67,7 @@ void convert_row_f16_avx512(const float* x, int64_t n, const XQuant& xq, int64_t
     _mm256_mask_storeu_epi16(h + i, tail,
                              _mm512_cvtps_ph(_mm512_mul_ps(_mm512_mul_ps(_mm512_maskz_loadu_ps(tail, x + i), s1), s2), kRound));
   for (int64_t j = n; j < xq.npad; ++j) h[j] = 0;
-  *const_cast<float*>(xq.dx(t)) = pow2(-e1) * pow2(-e2);
+  *const_cast<float*>(xq.dx(t)) = sc.inv;
 }
 
 }  // namespace nt::detail

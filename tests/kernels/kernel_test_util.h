@@ -132,12 +132,12 @@ inline double exact_dot(const float* w, const float* x, int64_t n, double* sum_a
   return s;
 }
 
-// F16 weights at the AVX-512 level read activations rounded to fp16 after a per-token
+// F16 weights at the AVX2 and AVX-512 levels read activations rounded to fp16 after a per-token
 // power-of-two scale (xquant.h, XLayout::F16): relative error <= 2^-11 per element, or absolute
 // <= 2^-40 * max|x| below the fp16 normal range.
 constexpr double kF16ActRel = 1.0 / 2048.0;
 constexpr double kF16ActAbs = 1.0 / 1099511627776.0;  // 2^-40
-inline bool f16_activations(DType type, SimdLevel level) { return type == DType::F16 && level == SimdLevel::Avx512; }
+inline bool f16_activations(DType type, SimdLevel level) { return type == DType::F16 && level >= SimdLevel::Avx2; }
 // Those activations exactly as the kernels document them: e = min(15 - E, 140) for max|x| =
 // m * 2^E (m in [0.5, 1)), round-to-nearest-even fp16 of x * 2^e, times 2^-e.
 inline std::vector<float> f16_activations_of(const float* x, int64_t n) {
