@@ -135,13 +135,15 @@ void rect(const MatArgs& a, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
   // the 3 x 3 tiles of f32 activations; pp512 on the 0.6B F16, 3 interleaved rounds: 1 thread
   // 46.5 -> 55.8 t/s, 2 threads 88 -> 112). Cutting the columns into blocks of 512-2048 or
   // walking token strips outside the rows did not beat this beyond the machine's noise.
-  // F32 / BF16 weights: 3 x 3 tiles of f32 activations.
-  constexpr int NR = X::kScaled ? 4 : 3;
+  // F32 / BF16 weights: 3 x 4 tiles of f32 activations, the 3 weight vectors held (12
+  // accumulators + 3 + 1 registers; kernels_bench prefill F32 at 1 thread, 6 interleaved rounds:
+  // 47.9 -> 54.2 GFLOP/s median against 3 x 3; 4 x 3 with the activations held: 54.3).
+  constexpr int NR = X::kScaled ? 4 : 3, NT = X::kScaled ? 3 : 4;
   constexpr bool kXRegs = X::kScaled;
   int64_t r = r0;
   for (; r + NR <= r1; r += NR) {
     int64_t t = t0;
-    for (; t + 3 <= t1; t += 3) tile<L, X, NR, 3, kXRegs>(a, r, t);
+    for (; t + NT <= t1; t += NT) tile<L, X, NR, NT, kXRegs>(a, r, t);
     for (; t < t1; ++t) tile<L, X, NR, 1>(a, r, t);
   }
   for (; r < r1; ++r) {
