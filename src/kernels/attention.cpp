@@ -1,5 +1,6 @@
 // kernels/attention.cpp — grouped-query attention of one query token over KV spans: the double
 // precision reference and the dispatching version (row dot/axpy from the chosen SIMD level).
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -111,9 +112,30 @@ KvRowOps kv_row_ops_scalar() { return {dot_scalar, axpy_scalar}; }
 
 }  // namespace detail
 
+namespace {
+
+// The K or V row of position pos (< the spans' total), `off` bytes in.
+const uint8_t* row_at(const KvSpan* spans, int n_spans, int32_t pos, bool v, size_t row_bytes, size_t off) {
+  for (int s = 0; s < n_spans; ++s) {
+    if (pos < spans[s].n) return (v ? spans[s].v : spans[s].k) + static_cast<size_t>(pos) * row_bytes + off;
+    pos -= spans[s].n;
+  }
+  NT_CHECK(false);  // callers keep pos below the cached positions
+  return nullptr;
+}
+
+}  // namespace
+
 void attention(const float* q, int n_head, int n_head_kv, int head_dim, int head_begin, int head_end,
                DType k_type, size_t k_row_bytes, DType v_type, size_t v_row_bytes, const KvSpan* spans,
                int n_spans, int32_t n_kv, float scale, float* out) {
+  attention_block(q, 0, 1, &n_kv, n_head, n_head_kv, head_dim, head_begin, head_end, k_type, k_row_bytes, v_type,
+                  v_row_bytes, spans, n_spans, scale, out, 0);
+}
+
+void attention_block(const float* q, int64_t ldq, int n_q, const int32_t* n_kv, int n_head, int n_head_kv,
+                     int head_dim, int head_begin, int head_end, DType k_type, size_t k_row_bytes, DType v_type,
+                     size_t v_row_bytes, const KvSpan* spans, int n_spans, float scale, float* out, int64_t ldo) {
   check_kv_type(k_type, head_dim);
   check_kv_type(v_type, head_dim);
   const SimdLevel level = simd_level();
@@ -124,56 +146,84 @@ void attention(const float* q, int n_head, int n_head_kv, int head_dim, int head
                                       : level == SimdLevel::Avx2   ? detail::attn_row_kernels_avx2(head_dim, k_type, v_type)
                                                                    : detail::AttnRowKernels{};
   const int group = n_head / n_head_kv;
-  constexpr int kMaxRun = 4;  // query heads of one KV head served by one weighted pass
+  int32_t n_max = 0, n_common = n_q > 0 ? n_kv[0] : 0;
+  for (int j = 0; j < n_q; ++j) {
+    NT_CHECK(n_kv[j] >= 0);
+    n_max = std::max(n_max, n_kv[j]);
+    n_common = std::min(n_common, n_kv[j]);
+  }
+  // Query vectors (token j, head h) served together: one pass over K and one over V for all of
+  // them. The positions all of them attend (the first n_common) go through the whole-head passes;
+  // each token's own later positions through the row ops, continuing the same per-element
+  // sequence (a score is one dot product; an output column adds p * V in position order), so
+  // every output is bit-identical to attending the token alone.
+  constexpr int kMaxRun = 4;
   thread_local std::vector<float> scores;
-  if (scores.size() < static_cast<size_t>(n_kv) * kMaxRun) scores.resize(static_cast<size_t>(n_kv) * kMaxRun);
-  if (fast.scores && fast.weighted && n_kv > 0) {  // the same sequence per element, whole head in registers
-    for (int h = head_begin; h < head_end;) {
-      const int kvh = h / group;
-      int n_run = 1;
-      while (n_run < kMaxRun && h + n_run < head_end && (h + n_run) / group == kvh) ++n_run;
+  if (scores.size() < static_cast<size_t>(n_max) * kMaxRun) scores.resize(static_cast<size_t>(n_max) * kMaxRun);
+  if (fast.scores && fast.weighted && n_common > 0) {
+    for (int h0 = head_begin; h0 < head_end;) {
+      const int kvh = h0 / group;
+      const int h1 = std::min(head_end, (kvh + 1) * group);  // query heads [h0, h1) share KV head kvh
       const size_t k_off = dtype_row_bytes(k_type, static_cast<uint64_t>(kvh) * head_dim);
       const size_t v_off = dtype_row_bytes(v_type, static_cast<uint64_t>(kvh) * head_dim);
-      const float* qs[kMaxRun];
-      float* sc[kMaxRun];
-      float mx[kMaxRun];
-      for (int g = 0; g < n_run; ++g) {
-        qs[g] = q + static_cast<int64_t>(h + g) * head_dim;
-        sc[g] = scores.data() + static_cast<size_t>(g) * n_kv;
+      const int n_vec = n_q * (h1 - h0);
+      for (int v0 = 0; v0 < n_vec; v0 += kMaxRun) {
+        const int n_run = std::min(kMaxRun, n_vec - v0);
+        const float* qs[kMaxRun];
+        float* sc[kMaxRun];
+        float* o[kMaxRun];
+        float mx[kMaxRun], inv[kMaxRun];
+        int tok[kMaxRun];
+        for (int g = 0; g < n_run; ++g) {
+          const int j = (v0 + g) / (h1 - h0), h = h0 + (v0 + g) % (h1 - h0);
+          tok[g] = j;
+          qs[g] = q + j * ldq + static_cast<int64_t>(h) * head_dim;
+          o[g] = out + j * ldo + static_cast<int64_t>(h) * head_dim;
+          sc[g] = scores.data() + static_cast<size_t>(g) * n_max;
+        }
+        fast.scores(spans, n_spans, n_common, k_row_bytes, k_off, qs, n_run, scale, sc, mx);
+        for (int g = 0; g < n_run; ++g) {
+          for (int32_t pos = n_common; pos < n_kv[tok[g]]; ++pos) {
+            const float s = ops.dot(k_type, row_at(spans, n_spans, pos, false, k_row_bytes, k_off), qs[g], head_dim) * scale;
+            sc[g][pos] = s;
+            mx[g] = s > mx[g] ? s : mx[g];
+          }
+          inv[g] = 1.0f / detail::exp_sum(sc[g], n_kv[tok[g]], mx[g]);  // sc[g]: the weights p
+        }
+        fast.weighted(spans, n_spans, n_common, v_row_bytes, v_off, sc, n_run, o);
+        for (int g = 0; g < n_run; ++g) {
+          for (int32_t pos = n_common; pos < n_kv[tok[g]]; ++pos)
+            ops.axpy(v_type, row_at(spans, n_spans, pos, true, v_row_bytes, v_off), sc[g][pos], o[g], head_dim);
+          for (int i = 0; i < head_dim; ++i) o[g][i] *= inv[g];
+        }
       }
-      fast.scores(spans, n_spans, n_kv, k_row_bytes, k_off, qs, n_run, scale, sc, mx);
-      float* o[kMaxRun];
-      float inv[kMaxRun];
-      for (int g = 0; g < n_run; ++g) {
-        inv[g] = 1.0f / detail::exp_sum(sc[g], n_kv, mx[g]);  // sc[g]: the weights p of head h + g
-        o[g] = out + static_cast<int64_t>(h + g) * head_dim;
-      }
-      fast.weighted(spans, n_spans, n_kv, v_row_bytes, v_off, sc, n_run, o);
-      for (int g = 0; g < n_run; ++g)
-        for (int i = 0; i < head_dim; ++i) o[g][i] *= inv[g];
-      h += n_run;
+      h0 = h1;
     }
     return;
   }
-  for (int h = head_begin; h < head_end; ++h) {
-    const int kvh = h / group;
-    const size_t k_off = dtype_row_bytes(k_type, static_cast<uint64_t>(kvh) * head_dim);
-    const size_t v_off = dtype_row_bytes(v_type, static_cast<uint64_t>(kvh) * head_dim);
-    const float* qh = q + static_cast<int64_t>(h) * head_dim;
-    float* o = out + static_cast<int64_t>(h) * head_dim;
-    float mx = -INFINITY;
-    for_each_pos(spans, n_spans, n_kv, k_row_bytes, v_row_bytes, [&](int32_t pos, const uint8_t* k, const uint8_t*) {
-      const float s = ops.dot(k_type, k + k_off, qh, head_dim) * scale;
-      scores[pos] = s;
-      mx = s > mx ? s : mx;
-    });
-    const float sum = n_kv > 0 ? detail::exp_sum(scores.data(), n_kv, mx) : 0.0f;
-    for (int i = 0; i < head_dim; ++i) o[i] = 0;
-    for_each_pos(spans, n_spans, n_kv, k_row_bytes, v_row_bytes, [&](int32_t pos, const uint8_t*, const uint8_t* v) {
-      ops.axpy(v_type, v + v_off, scores[pos], o, head_dim);
-    });
-    const float inv = n_kv > 0 ? 1.0f / sum : 0.0f;
-    for (int i = 0; i < head_dim; ++i) o[i] *= inv;
+  for (int j = 0; j < n_q; ++j) {
+    const float* qj = q + j * ldq;
+    float* oj = out + j * ldo;
+    for (int h = head_begin; h < head_end; ++h) {
+      const int kvh = h / group;
+      const size_t k_off = dtype_row_bytes(k_type, static_cast<uint64_t>(kvh) * head_dim);
+      const size_t v_off = dtype_row_bytes(v_type, static_cast<uint64_t>(kvh) * head_dim);
+      const float* qh = qj + static_cast<int64_t>(h) * head_dim;
+      float* o = oj + static_cast<int64_t>(h) * head_dim;
+      float mx = -INFINITY;
+      for_each_pos(spans, n_spans, n_kv[j], k_row_bytes, v_row_bytes, [&](int32_t pos, const uint8_t* k, const uint8_t*) {
+        const float s = ops.dot(k_type, k + k_off, qh, head_dim) * scale;
+        scores[pos] = s;
+        mx = s > mx ? s : mx;
+      });
+      const float sum = n_kv[j] > 0 ? detail::exp_sum(scores.data(), n_kv[j], mx) : 0.0f;
+      for (int i = 0; i < head_dim; ++i) o[i] = 0;
+      for_each_pos(spans, n_spans, n_kv[j], k_row_bytes, v_row_bytes, [&](int32_t pos, const uint8_t*, const uint8_t* v) {
+        ops.axpy(v_type, v + v_off, scores[pos], o, head_dim);
+      });
+      const float inv = n_kv[j] > 0 ? 1.0f / sum : 0.0f;
+      for (int i = 0; i < head_dim; ++i) o[i] *= inv;
+    }
   }
 }
 

@@ -3,9 +3,10 @@
 // sequence of kv_dot / kv_axpy of matmul_f_avx2.cpp (8-lane FMA in dimension order from zero +
 // hsum256, then * scale; output FMAs in position order from zero), so results are bit-identical
 // to the row-op path. What changes is the schedule: scores take eight positions at a time (eight
-// independent FMA chains instead of one, their horizontal sums reduced together), and the weighted sum holds up to 64 output columns in
-// registers across all positions (no load/store of the output per position, whose
-// store-to-load chain bounded the row-op path).
+// independent FMA chains instead of one, their horizontal sums reduced together), and the
+// weighted sum holds up to 64 output columns in registers across all positions (no load/store of
+// the output per position, whose store-to-load chain bounded the row-op path), for up to three
+// query vectors at once that share each V load.
 #include "core/check.h"
 #include "kernels/kernels_internal.h"
 #include "kernels/kv_rows.h"
@@ -86,29 +87,54 @@ void scores_group(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_byt
   }
 }
 
-// out[c] (columns 8 * j0 .. 8 * (j0 + CH)) = sum over positions, in order, of p[pos] * V[pos][c].
-template <int CH, bool kF16>
-void weighted_cols(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_bytes, size_t off, const float* p,
-                   float* out, int j0) {
-  __m256 acc[CH];
-  for (int j = 0; j < CH; ++j) acc[j] = _mm256_setzero_ps();
+// out[g][c] (columns 8 * j0 .. 8 * (j0 + CH)) = sum over positions, in order, of p[g][pos] *
+// V[pos][c], for G query vectors sharing the KV head: each V vector is loaded and widened once for
+// all G (G * CH accumulators + G broadcasts + 1 <= 16 registers).
+template <int CH, int G, bool kF16>
+void weighted_cols(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_bytes, size_t off, const float* const* p,
+                   float* const* out, int j0) {
+  __m256 acc[G][CH];
+  for (int g = 0; g < G; ++g)
+    for (int j = 0; j < CH; ++j) acc[g][j] = _mm256_setzero_ps();
   for_each_row<true>(spans, n_spans, n_kv, row_bytes, off, [&](int32_t pos, const uint8_t* row) {
-    const __m256 pv = _mm256_set1_ps(p[pos]);
-    for (int j = 0; j < CH; ++j) acc[j] = _mm256_fmadd_ps(pv, load8<kF16>(row, 8 * (j0 + j)), acc[j]);
+    __m256 pv[G];
+    for (int g = 0; g < G; ++g) pv[g] = _mm256_set1_ps(p[g][pos]);
+    for (int j = 0; j < CH; ++j) {
+      const __m256 v = load8<kF16>(row, 8 * (j0 + j));
+      for (int g = 0; g < G; ++g) acc[g][j] = _mm256_fmadd_ps(pv[g], v, acc[g][j]);
+    }
   });
-  for (int j = 0; j < CH; ++j) _mm256_storeu_ps(out + 8 * (j0 + j), acc[j]);
+  for (int g = 0; g < G; ++g)
+    for (int j = 0; j < CH; ++j) _mm256_storeu_ps(out[g] + 8 * (j0 + j), acc[g][j]);
 }
 
+// Columns in passes of at most kCh<G> for G query vectors at a time.
+template <int G>
+constexpr int kCh = G == 1 ? 8 : 12 / G;
+template <int G, bool kF16>
+void weighted_cols_g(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_bytes, size_t off, const float* const* p,
+                     float* const* out, int nv) {
+  using Fn = void (*)(const KvSpan*, int, int32_t, size_t, size_t, const float* const*, float* const*, int);
+  auto pick = []<int C>() -> Fn {
+    if constexpr (C <= kCh<G>) return weighted_cols<C, G, kF16>;
+    else return nullptr;
+  };
+  static constexpr Fn kCols[9] = {nullptr,
+                                  pick.template operator()<1>(), pick.template operator()<2>(), pick.template operator()<3>(),
+                                  pick.template operator()<4>(), pick.template operator()<5>(), pick.template operator()<6>(),
+                                  pick.template operator()<7>(), pick.template operator()<8>()};
+  for (int j0 = 0; j0 < nv; j0 += kCh<G>) kCols[nv - j0 < kCh<G> ? nv - j0 : kCh<G>](spans, n_spans, n_kv, row_bytes, off, p, out, j0);
+}
+
+// Query vectors in threes (head_dim <= 32: 4 columns, 12 accumulators), then pairs, then one.
 template <bool kF16>
 void weighted_group(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_bytes, size_t off,
                     const float* const* p, int n_g, float* const* out, int nv) {
-  using Fn = void (*)(const KvSpan*, int, int32_t, size_t, size_t, const float*, float*, int);
-  static constexpr Fn kCols[9] = {nullptr,
-                                  weighted_cols<1, kF16>, weighted_cols<2, kF16>, weighted_cols<3, kF16>,
-                                  weighted_cols<4, kF16>, weighted_cols<5, kF16>, weighted_cols<6, kF16>,
-                                  weighted_cols<7, kF16>, weighted_cols<8, kF16>};
-  for (int g = 0; g < n_g; ++g)
-    for (int j0 = 0; j0 < nv; j0 += 8) kCols[nv - j0 < 8 ? nv - j0 : 8](spans, n_spans, n_kv, row_bytes, off, p[g], out[g], j0);
+  int g = 0;
+  if (nv <= 4)
+    for (; g + 3 <= n_g; g += 3) weighted_cols_g<3, kF16>(spans, n_spans, n_kv, row_bytes, off, p + g, out + g, nv);
+  for (; g + 2 <= n_g; g += 2) weighted_cols_g<2, kF16>(spans, n_spans, n_kv, row_bytes, off, p + g, out + g, nv);
+  for (; g < n_g; ++g) weighted_cols_g<1, kF16>(spans, n_spans, n_kv, row_bytes, off, p + g, out + g, nv);
 }
 
 // AttnRowKernels holds plain function pointers: one instantiation per head_dim / 8.

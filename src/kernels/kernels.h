@@ -106,6 +106,12 @@ struct KvSpan {
 void attention(const float* q, int n_head, int n_head_kv, int head_dim, int head_begin, int head_end,
                DType k_type, size_t k_row_bytes, DType v_type, size_t v_row_bytes, const KvSpan* spans,
                int n_spans, int32_t n_kv, float scale, float* out);
+// The same for n_q query tokens of one sequence at once (prefill): token j's queries at q + j * ldq,
+// its first n_kv[j] positions, its output at out + j * ldo. Bit-identical to n_q attention()
+// calls; the tokens share each K / V row load (the whole-head passes serve several of them).
+void attention_block(const float* q, int64_t ldq, int n_q, const int32_t* n_kv, int n_head, int n_head_kv,
+                     int head_dim, int head_begin, int head_end, DType k_type, size_t k_row_bytes, DType v_type,
+                     size_t v_row_bytes, const KvSpan* spans, int n_spans, float scale, float* out, int64_t ldo);
 void attention_ref(const float* q, int n_head, int n_head_kv, int head_dim, int head_begin, int head_end,
                    DType k_type, size_t k_row_bytes, DType v_type, size_t v_row_bytes,
                    const KvSpan* spans, int n_spans, int32_t n_kv, float scale, float* out);

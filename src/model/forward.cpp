@@ -85,6 +85,16 @@ Status Model::forward(const Batch& batch, KvStore& kv, ThreadPool& pool, Forward
     seq_max_kv[si] = std::max(seq_max_kv[si], batch.pos[t] + 1);
   }
 
+  // Prefill attention blocks: runs of up to kAttnBlock consecutive tokens of one sequence.
+  constexpr int kAttnBlock = 4;
+  std::vector<std::pair<int64_t, int>> blocks;
+  for (int64_t t = 0; t < n_tokens;) {
+    int nb = 1;
+    while (nb < kAttnBlock && t + nb < n_tokens && batch.seq[t + nb] == batch.seq[t]) ++nb;
+    blocks.emplace_back(t, nb);
+    t += nb;
+  }
+
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
   const int n_group = c.n_head / c.n_head_kv;
   // RoPE angles once per token for all layers and heads: [n_tokens][cos, sin][n_pairs].
@@ -150,8 +160,18 @@ Status Model::forward(const Batch& batch, KvStore& kv, ThreadPool& pool, Forward
       pool.run(static_cast<int>(n_tokens), [&](int t, int) { place(t, 0, c.n_head, 0, c.n_head_kv); });
       dump("Qcur", il, q, q_dim);
       dump("Kcur", il, k, kv_dim);
-      // One task per (token, KV head): its group of query heads.
-      pool.run(static_cast<int>(n_tokens * c.n_head_kv), [&](int task, int) { attend(task / c.n_head_kv, task % c.n_head_kv); });
+      // One task per (block of tokens, KV head): the block's query heads of that KV head, each
+      // K / V row loaded once for the whole block (attention_block).
+      pool.run(static_cast<int>(blocks.size()) * c.n_head_kv, [&](int task, int) {
+        const auto [t0, nb] = blocks[static_cast<size_t>(task) % blocks.size()];
+        const int g = static_cast<int>(static_cast<size_t>(task) / blocks.size());
+        const auto& sp = seq_spans[static_cast<size_t>(tok_seq_idx[static_cast<size_t>(t0)])];
+        int32_t n_kv[kAttnBlock];
+        for (int j = 0; j < nb; ++j) n_kv[j] = batch.pos[t0 + j] + 1;
+        attention_block(q + t0 * q_dim, q_dim, nb, n_kv, c.n_head, c.n_head_kv, static_cast<int>(hd), g * n_group,
+                        (g + 1) * n_group, lay.k_type, lay.k_row_bytes(), lay.v_type, lay.v_row_bytes(), sp.data(),
+                        static_cast<int>(sp.size()), scale, att + t0 * q_dim, q_dim);
+      });
     }
     dump("kqv_out", il, att, q_dim);
     {  // x += Wo · att, added per rectangle by the thread that computed it

@@ -351,6 +351,56 @@ TEST(Ops, AttentionGroupedHeadsMatchSingleHeads) {
   }
 }
 
+// attention_block (several query tokens of one sequence sharing each K / V pass) against one
+// attention() call per token, bit for bit: consecutive causal lengths (the prefill case), a block
+// whose lengths are not in order, one token alone; MHA and grouped heads; head_dim 48 / 64 / 128;
+// every KV type (Q8_0 has no whole-head pass); uneven spans; strided queries and outputs (the
+// gaps must stay untouched); a head range that starts inside a group.
+TEST(Ops, AttentionBlockEqualsTokenByToken) {
+  LevelGuard guard;
+  struct Shape {
+    int n_head, n_head_kv, head_dim;
+  };
+  for (const Shape sh : {Shape{6, 6, 48}, Shape{6, 2, 64}, Shape{4, 1, 128}}) {
+    for (DType kv_type : {DType::F16, DType::F32, DType::Q8_0}) {
+      if (kv_type == DType::Q8_0 && sh.head_dim % 32 != 0) continue;
+      const int n_pos = 45, row_elems = sh.n_head_kv * sh.head_dim, q_dim = sh.n_head * sh.head_dim;
+      const size_t rb = dtype_row_bytes(kv_type, row_elems);
+      std::vector<uint8_t> K(rb * n_pos), V(rb * n_pos);
+      for (int p = 0; p < n_pos; ++p) {
+        convert_row_from_f32(kv_type, random_activations(row_elems, 1500 + p, 0.5f).data(), K.data() + p * rb, row_elems);
+        convert_row_from_f32(kv_type, random_activations(row_elems, 1700 + p).data(), V.data() + p * rb, row_elems);
+      }
+      KvSpan spans[3] = {{K.data(), V.data(), 17}, {K.data() + 17 * rb, V.data() + 17 * rb, 3},
+                         {K.data() + 20 * rb, V.data() + 20 * rb, n_pos - 20}};
+      const int64_t ldq = q_dim + 8, ldo = q_dim + 5;
+      for (const std::vector<int32_t>& n_kv : {std::vector<int32_t>{37, 38, 39, 40}, std::vector<int32_t>{9, 45, 3, 30, 20},
+                                               std::vector<int32_t>{25}}) {
+        const int n_q = static_cast<int>(n_kv.size());
+        const auto q = random_activations(n_q * ldq, 31 + n_q, 0.5f);
+        for (SimdLevel level : supported_levels()) {
+          set_simd_level(level);
+          for (int h0 : {0, 1}) {
+            std::vector<float> block(static_cast<size_t>(n_q * ldo), 7.0f), one(static_cast<size_t>(q_dim));
+            attention_block(q.data(), ldq, n_q, n_kv.data(), sh.n_head, sh.n_head_kv, sh.head_dim, h0, sh.n_head, kv_type,
+                            rb, kv_type, rb, spans, 3, 0.125f, block.data(), ldo);
+            for (int j = 0; j < n_q; ++j) {
+              attention(q.data() + j * ldq, sh.n_head, sh.n_head_kv, sh.head_dim, h0, sh.n_head, kv_type, rb, kv_type, rb,
+                        spans, 3, n_kv[static_cast<size_t>(j)], 0.125f, one.data());
+              for (int i = h0 * sh.head_dim; i < q_dim; ++i)
+                ASSERT_EQ(block[static_cast<size_t>(j * ldo + i)], one[static_cast<size_t>(i)])
+                    << "token " << j << " element " << i << " head_dim " << sh.head_dim << " kv " << dtype_name(kv_type)
+                    << " at " << simd_level_name(level);
+              for (int i = 0; i < h0 * sh.head_dim; ++i) ASSERT_EQ(block[static_cast<size_t>(j * ldo + i)], 7.0f);
+              for (int64_t i = q_dim; i < ldo; ++i) ASSERT_EQ(block[static_cast<size_t>(j * ldo + i)], 7.0f) << "wrote a gap";
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(Ops, SimdLevelNameIsKnown) {
   const std::string l = kernels_simd_level();
   EXPECT_TRUE(l == "scalar" || l == "avx2" || l == "avx512") << l;
