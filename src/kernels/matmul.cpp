@@ -321,19 +321,8 @@ void matmul_multi(const MatmulOut* outs, int n_outs, const float* x, int64_t ldx
     if (outs[i].residual) add_residual(outs[i], r0, r1, t0, t1);
     pairs.finished(outs, plans[i], i, local, n);
   };
-  // Prefill: the tasks of a fused gate and its up that follow each other alternate (gate chunk k,
-  // then up chunk k), so the SwiGLU of a rectangle reads gate outputs computed just before, not
-  // ones from the start of the pass (its loads were the misses: 2.6% of pp512 on the 0.6B F16).
-  auto interleaved = [&](int64_t task) {
-    const int i = output_of(task);
-    const int g = pairs.fused[i] ? i : pairs.gate_of[i];
-    if (g < 0 || outs[g].swiglu_up != g + 1) return task;
-    const int64_t n = plans[g].n_tasks(), b = task_end[g] - n, local = task - b;
-    return b + (local & 1) * n + (local >> 1);
-  };
-  auto run = [&](int task, int) { run_tasks(interleaved(task), 1); };
   if (total == 1) {
-    run(0, 0);
+    run_tasks(0, 1);
   } else if (total > 1 && n_tokens == 1) {
     // Decode: each thread walks its own contiguous share of the tasks front to back (tasks are in
     // memory order: output by output, row chunks ascending), so its weights stream as one linear
@@ -364,7 +353,24 @@ void matmul_multi(const MatmulOut* outs, int n_outs, const float* x, int64_t ldx
         while (sh[(part + k) % n_parts].take_back(first, n, output_begin)) run_tasks(first, n);
     });
   } else if (total > 1) {
-    pool.run(static_cast<int>(total), run);
+    // Prefill: one job runs a fused gate's chunk k and then its up's chunk k (when the up is the
+    // next output), so the SwiGLU of that rectangle reads both halves from the cache of the core
+    // that just computed them. In separate jobs in pass order the gate outputs had left the cache
+    // (silu_mul was 2.6% of pp512 on the 0.6B F16, its loads the misses); alternating jobs sent
+    // half of them to the other core at 2 threads (1.8%).
+    thread_local std::vector<std::pair<int64_t, int64_t>> jobs;  // (task, its up's task or -1)
+    jobs.clear();
+    for (int i = 0; i < n_outs; ++i) {
+      const int64_t n = planned[i] ? plans[i].n_tasks() : 0, b = task_end[i] - n;
+      if (pairs.gate_of[i] == i - 1 && i > 0 && pairs.fused[i - 1]) continue;  // run with its gate
+      const bool pair = pairs.fused[i] && outs[i].swiglu_up == i + 1;
+      for (int64_t k = 0; k < n; ++k) jobs.emplace_back(b + k, pair ? task_end[i] + k : -1);
+    }
+    const std::pair<int64_t, int64_t>* js = jobs.data();  // this thread's: the workers' own thread_local is another
+    pool.run(static_cast<int>(jobs.size()), [&](int job, int) {
+      run_tasks(js[job].first, 1);
+      if (js[job].second >= 0) run_tasks(js[job].second, 1);
+    });
   }
   // The epilogues of what did not run per rectangle (scalar passes, gates split unlike their up).
   for (int i = 0; i < n_outs; ++i)
