@@ -184,11 +184,35 @@ void decode8(const MatArgs& a, int64_t r0, int nr, int64_t t, int64_t rs, int64_
       }
     }
     __m256i isum[T::kBlocks];
-    for (int b = 0; b < T::kBlocks; ++b) {
-      const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xs + 32 * (u * T::kBlocks + b)));
-      __m256i v[kLanes];
-      for (int r = 0; r < kLanes; ++r) v[r] = block_dot<T>(decode32<T>(up[r], b), xv);
-      isum[b] = hsum_epi32_x8(v);
+    if constexpr (std::is_same_v<T, Q4_0> || std::is_same_v<T, Q4_1>) {
+      // Two rows per register (row 2p's 16 nibble bytes in the low half, row 2p + 1's in the
+      // high): low nibbles against x[0..15] and high nibbles against x[16..31], both halves at
+      // once; the 16-bit sums of the two stay exact (|2 * 15 * 127| * 2 < 2^15). 42 instead of
+      // 54 operations per eight row-blocks: kernels_bench decode_hot Q4_0 at 1 thread 9.2 ->
+      // 10.4-11.5 GB/s, Q4_1 8.6 -> 9.5; tg64 on the 0.6B Q4_0 at 1 thread +10-15%, at 2
+      // threads even (there the weight stream, not the arithmetic, holds it).
+      constexpr int kQs = std::is_same_v<T, Q4_0> ? 2 : 4;
+      const __m128i* xb = reinterpret_cast<const __m128i*>(xs + 32 * u);
+      const __m256i xlo = _mm256_broadcastsi128_si256(_mm_loadu_si128(xb));
+      const __m256i xhi = _mm256_broadcastsi128_si256(_mm_loadu_si128(xb + 1));
+      const __m256i m4 = _mm256_set1_epi8(0x0F), ones = _mm256_set1_epi16(1);
+      __m256i w[4];
+      for (int p = 0; p < 4; ++p) {
+        const __m256i v = _mm256_loadu2_m128i(reinterpret_cast<const __m128i*>(up[2 * p + 1] + kQs),
+                                              reinterpret_cast<const __m128i*>(up[2 * p] + kQs));
+        const __m256i lo = _mm256_and_si256(v, m4), hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
+        w[p] = _mm256_madd_epi16(_mm256_add_epi16(_mm256_maddubs_epi16(lo, xlo), _mm256_maddubs_epi16(hi, xhi)), ones);
+      }
+      // w[p] = row 2p's four partial sums, then row 2p + 1's; lane r of isum = row r's total.
+      const __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(w[0], w[1]), _mm256_hadd_epi32(w[2], w[3]));
+      isum[0] = _mm256_permutevar8x32_epi32(h, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    } else {
+      for (int b = 0; b < T::kBlocks; ++b) {
+        const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xs + 32 * (u * T::kBlocks + b)));
+        __m256i v[kLanes];
+        for (int r = 0; r < kLanes; ++r) v[r] = block_dot<T>(decode32<T>(up[r], b), xv);
+        isum[b] = hsum_epi32_x8(v);
+      }
     }
     const UnitScales<T> sc(up);
     for (int b = 0; b < T::kBlocks; ++b) {
