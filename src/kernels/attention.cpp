@@ -1,5 +1,6 @@
-// kernels/attention.cpp — grouped-query attention of one query token over KV spans: the double
-// precision reference and the dispatching version (row dot/axpy from the chosen SIMD level).
+// kernels/attention.cpp — grouped-query attention of one query token, or of a block of query
+// tokens of one sequence, over KV spans: the double precision reference and the dispatching
+// version (whole-head passes or row dot/axpy from the chosen SIMD level).
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -157,7 +158,7 @@ void attention_block(const float* q, int64_t ldq, int n_q, const int32_t* n_kv, 
   // each token's own later positions through the row ops, continuing the same per-element
   // sequence (a score is one dot product; an output column adds p * V in position order), so
   // every output is bit-identical to attending the token alone.
-  constexpr int kMaxRun = 4;
+  constexpr int kMaxRun = 4;  // query vectors served by one pass over K and one over V
   thread_local std::vector<float> scores;
   if (scores.size() < static_cast<size_t>(n_max) * kMaxRun) scores.resize(static_cast<size_t>(n_max) * kMaxRun);
   if (fast.scores && fast.weighted && n_common > 0) {

@@ -162,8 +162,8 @@ Status Model::forward(const Batch& batch, KvStore& kv, ThreadPool& pool, Forward
       pool.run(static_cast<int>(n_tokens), [&](int t, int) { place(t, 0, c.n_head, 0, c.n_head_kv); });
       dump("Qcur", il, q, q_dim);
       dump("Kcur", il, k, kv_dim);
-      // One task per (block of tokens, KV head): the block's query heads of that KV head, each
-      // K / V row loaded once for the whole block (attention_block).
+      // One task per (KV head, block of tokens), KV head outer: the block's query heads of that
+      // KV head, each K / V row loaded once for the whole block (attention_block).
       pool.run(static_cast<int>(blocks.size()) * c.n_head_kv, [&](int task, int) {
         const auto [t0, nb] = blocks[static_cast<size_t>(task) % blocks.size()];
         const int g = static_cast<int>(static_cast<size_t>(task) / blocks.size());
