@@ -140,11 +140,14 @@ Status Model::forward(const Batch& batch, KvStore& kv, ThreadPool& pool, Forward
                            kv.v_row(il, sq, pos) + dtype_row_bytes(lay.v_type, uint64_t(hk * hd)), nk * hd);
     };
     // Token t's query heads of KV head g over its sequence's cache.
-    auto attend = [&](int64_t t, int g) {
-      const auto& sp = seq_spans[static_cast<size_t>(tok_seq_idx[static_cast<size_t>(t)])];
-      attention(q + t * q_dim, c.n_head, c.n_head_kv, static_cast<int>(hd), g * n_group, (g + 1) * n_group,
-                lay.k_type, lay.k_row_bytes(), lay.v_type, lay.v_row_bytes(), sp.data(),
-                static_cast<int>(sp.size()), batch.pos[t] + 1, scale, att + t * q_dim);
+    // Tokens [t0, t0 + nb) of one sequence, their query heads of KV head g, over its cache.
+    auto attend = [&](int64_t t0, int nb, int g) {
+      const auto& sp = seq_spans[static_cast<size_t>(tok_seq_idx[static_cast<size_t>(t0)])];
+      int32_t n_kv[kAttnBlock];
+      for (int j = 0; j < nb; ++j) n_kv[j] = batch.pos[t0 + j] + 1;
+      attention_block(q + t0 * q_dim, q_dim, nb, n_kv, c.n_head, c.n_head_kv, static_cast<int>(hd), g * n_group,
+                      (g + 1) * n_group, lay.k_type, lay.k_row_bytes(), lay.v_type, lay.v_row_bytes(), sp.data(),
+                      static_cast<int>(sp.size()), scale, att + t0 * q_dim, q_dim);
     };
     for (size_t si = 0; si < seq_ids.size(); ++si) kv.spans(il, seq_ids[si], seq_max_kv[si], seq_spans[si]);
     if (place_per_head) {
@@ -154,7 +157,7 @@ Status Model::forward(const Batch& batch, KvStore& kv, ThreadPool& pool, Forward
         const int64_t t = task / c.n_head_kv;
         const int g = task % c.n_head_kv;
         place(t, g * n_group, n_group, g, 1);
-        attend(t, g);
+        attend(t, 1, g);
       });
       dump("Qcur", il, q, q_dim);
       dump("Kcur", il, k, kv_dim);
@@ -166,13 +169,7 @@ Status Model::forward(const Batch& batch, KvStore& kv, ThreadPool& pool, Forward
       // KV head, each K / V row loaded once for the whole block (attention_block).
       pool.run(static_cast<int>(blocks.size()) * c.n_head_kv, [&](int task, int) {
         const auto [t0, nb] = blocks[static_cast<size_t>(task) % blocks.size()];
-        const int g = static_cast<int>(static_cast<size_t>(task) / blocks.size());
-        const auto& sp = seq_spans[static_cast<size_t>(tok_seq_idx[static_cast<size_t>(t0)])];
-        int32_t n_kv[kAttnBlock];
-        for (int j = 0; j < nb; ++j) n_kv[j] = batch.pos[t0 + j] + 1;
-        attention_block(q + t0 * q_dim, q_dim, nb, n_kv, c.n_head, c.n_head_kv, static_cast<int>(hd), g * n_group,
-                        (g + 1) * n_group, lay.k_type, lay.k_row_bytes(), lay.v_type, lay.v_row_bytes(), sp.data(),
-                        static_cast<int>(sp.size()), scale, att + t0 * q_dim, q_dim);
+        attend(t0, nb, static_cast<int>(static_cast<size_t>(task) / blocks.size()));
       });
     }
     dump("kqv_out", il, att, q_dim);
