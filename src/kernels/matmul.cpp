@@ -124,6 +124,17 @@ struct Plan {
 void add_residual(const MatmulOut& o, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
   for (int64_t t = t0; t < t1; ++t) add_inplace(o.residual + t * o.ldy + r0, o.y + t * o.ldy + r0, r1 - r0);
 }
+// The residual rows of a prefill rectangle, requested (for writing, into L2) before its product:
+// they are short strided pieces (rc floats of each token's row) that the hardware prefetcher does
+// not follow, so the add after the product waited on every line. add_inplace in the pp512
+// profile at 1 thread: 0.6B F16 1.34% -> 0.53%, Q8_0 1.57% -> 0.80%.
+void prefetch_residual(const MatmulOut& o, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
+  for (int64_t t = t0; t < t1; ++t) {
+    const uintptr_t b = reinterpret_cast<uintptr_t>(o.residual + t * o.ldy + r0) & ~uintptr_t(63);
+    const uintptr_t e = reinterpret_cast<uintptr_t>(o.residual + t * o.ldy + r1);
+    for (uintptr_t p = b; p < e; p += 64) __builtin_prefetch(reinterpret_cast<const void*>(p), 1, 2);
+  }
+}
 void swiglu(const MatmulOut& gate, const MatmulOut& up, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
   for (int64_t t = t0; t < t1; ++t) {
     float* g = gate.y + t * gate.ldy + r0;
@@ -317,6 +328,7 @@ void matmul_multi(const MatmulOut* outs, int n_outs, const float* x, int64_t ldx
     int64_t r0, r1, t0, t1, first_end, last_begin;
     plans[i].rect_of(local, r0, first_end, t0, t1);          // rows from the run's first chunk
     plans[i].rect_of(local + n - 1, last_begin, r1, t0, t1);  // to its last
+    if (outs[i].residual && t1 - t0 > 1) prefetch_residual(outs[i], r0, r1, t0, t1);
     plans[i].k->rect(plans[i].a, r0, r1, t0, t1);
     if (outs[i].residual) add_residual(outs[i], r0, r1, t0, t1);
     pairs.finished(outs, plans[i], i, local, n);
