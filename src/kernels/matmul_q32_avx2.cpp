@@ -169,11 +169,13 @@ struct LaneRows {
 };
 
 // ---- one token: eight rows r0 + r * rs. kEven (all eight lanes real rows, rs apart): the unit
-// pointers are three bases and one stride (rows 0-2 off the first, 3-5 off the fourth, 6-7 off the
-// seventh, each base + k * stride an addressing mode), which frees five registers for the loop's
-// other pointers; paired runs on the AVX2 Zen 3 (L2-hot 512 x 1536, then 32768 x 2048 at 2
-// threads, new faster in): Q4_0 144/200 (+3%) and 28/40, Q4_K 139/150 and 29/30, Q4_1 103/150
-// and 24/30, Q5_0 96/150 and 22/30, Q8_0 126/150 and 14/30.
+// pointers are written as one base and multiples of one stride. GCC (12) then keeps eight
+// pointers each advanced by the unit size, the prefetches at a constant displacement off them,
+// instead of eight row bases plus a shared offset and a separate prefetch offset; paired runs on
+// the AVX2 Zen 3 (L2-hot 512 x 1536, then 32768 x 2048 at 2 threads, new faster in): Q4_0
+// 144/200 (+3%) and 28/40, Q4_K 139/150 and 29/30, Q4_1 103/150 and 24/30, Q5_0 96/150 and 22/30,
+// Q8_0 126/150 and 14/30. (Hiding the stride from the optimizer, to force base + stride address
+// modes, was slower: 22/200.)
 template <class T, bool kEven = false>
 void decode8(const MatArgs& a, int64_t r0, int nr, int64_t t, int64_t rs, int64_t ahead) {
   const XQuant& xq = *a.xq;
