@@ -39,9 +39,25 @@ inline __m256 hsum256_x8(const __m256 (&a)[8]) {
   return _mm256_permutevar8x32_ps(w, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
 }
 
-// scores[g][pos] = dot(q[g], K[pos]) * scale; mx[g] = their maximum. Positions eight at a time
-// (eight chains over head_dim = 8 * nv in order, their sums reduced together by hsum256_x8), the
-// rest one by one.
+// hsum256 of 4 accumulators at once: lane p = hsum256(a[p]), bit for bit (the same pairings as
+// hsum256_x8: lane i with i + 4, then i + 2, then i + 1).
+inline __m128 hsum256_x4(__m256 a0, __m256 a1, __m256 a2, __m256 a3) {
+  // 128-bit lane 0: a0's lo + hi (x) or a2's (y); lane 1: a1's or a3's.
+  const __m256 x = _mm256_add_ps(_mm256_permute2f128_ps(a0, a1, 0x20), _mm256_permute2f128_ps(a0, a1, 0x31));
+  const __m256 y = _mm256_add_ps(_mm256_permute2f128_ps(a2, a3, 0x20), _mm256_permute2f128_ps(a2, a3, 0x31));
+  // lane 0: [b0 + b2, b1 + b3] of a0, then of a2; lane 1: of a1, then of a3.
+  const __m256 z = _mm256_add_ps(_mm256_castpd_ps(_mm256_unpacklo_pd(_mm256_castps_pd(x), _mm256_castps_pd(y))),
+                                 _mm256_castpd_ps(_mm256_unpackhi_pd(_mm256_castps_pd(x), _mm256_castps_pd(y))));
+  const __m256 h = _mm256_hadd_ps(z, z);  // lane 0: a0, a2, a0, a2; lane 1: a1, a3, a1, a3
+  return _mm_unpacklo_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+}
+
+// scores[g][pos] = dot(q[g], K[pos]) * scale; mx[g] = their maximum. Positions eight at a time:
+// query vectors in threes take them as two tiles of 4 positions x 3 queries (12 chains, the three
+// query vectors held in registers, each K vector widened once for all three), the rest of the
+// queries one by one over all eight (eight chains, reduced together by hsum256_x8); the positions
+// past the last eight one by one. Every score is the same chain over head_dim = 8 * nv in order
+// and the same hsum256 pairing whichever way it is computed.
 template <bool kF16>
 void scores_group(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_bytes, size_t off, const float* const* q,
                   int n_g, float scale, float* const* scores, float* mx, int nv) {
@@ -54,12 +70,37 @@ void scores_group(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_byt
   NT_CHECK(n_g <= kMaxG);
   __m256 mxv[kMaxG];
   for (int g = 0; g < n_g; ++g) mxv[g] = _mm256_set1_ps(-__builtin_inff());
+  const int n_g3 = n_g / 3 * 3;
+  const __m128 scale_4 = _mm_set1_ps(scale), ninf_4 = _mm_set1_ps(-__builtin_inff());
   for_each_row<false>(spans, n_spans, n_kv, row_bytes, off, [&](int32_t pos, const uint8_t* row) {
     if (n_blk == 0) blk_pos = pos;
     blk[n_blk++] = row;
     if (n_blk < 8) return;
     n_blk = 0;
-    for (int g = 0; g < n_g; ++g) {
+    for (int g = 0; g < n_g3; g += 3)
+      for (int h = 0; h < 8; h += 4) {
+        __m256 acc[4][3];
+        for (int i = 0; i < 4; ++i)
+          for (int t = 0; t < 3; ++t) acc[i][t] = _mm256_setzero_ps();
+        for (int j = 0; j < nv; ++j) {
+          __m256 qv[3];
+          for (int t = 0; t < 3; ++t) {
+            qv[t] = _mm256_loadu_ps(q[g + t] + 8 * j);
+            asm("" : "+x"(qv[t]));  // held: GCC would fold the load into each of the four fmas
+          }
+          for (int i = 0; i < 4; ++i) {
+            const __m256 kv = load8<kF16>(blk[h + i], 8 * j);
+            for (int t = 0; t < 3; ++t) acc[i][t] = _mm256_fmadd_ps(kv, qv[t], acc[i][t]);
+          }
+        }
+        for (int t = 0; t < 3; ++t) {
+          const __m128 sv = _mm_mul_ps(hsum256_x4(acc[0][t], acc[1][t], acc[2][t], acc[3][t]), scale_4);
+          _mm_storeu_ps(scores[g + t] + blk_pos + h, sv);
+          // The four lanes fold into mxv's low half (max is exact in any order; NaN keeps mxv).
+          mxv[g + t] = _mm256_max_ps(_mm256_set_m128(ninf_4, sv), mxv[g + t]);
+        }
+      }
+    for (int g = n_g3; g < n_g; ++g) {
       __m256 acc[8];
       for (int i = 0; i < 8; ++i) acc[i] = _mm256_setzero_ps();
       const float* qg = q[g];
