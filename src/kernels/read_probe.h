@@ -2,7 +2,7 @@
 // every weight byte once per generated token). Owns: its buffer. Must not know: models, the engine.
 //
 // A ceiling must be an upper bound, so the probe reads the way the fastest reader on this CPU
-// does: huge pages (as the weights get), the widest loads the CPU has, and 1, 2 or 4 streams per
+// does: huge pages (as the weights get), the widest loads the CPU has, and 2, 4 or 8 streams per
 // thread, the best of all. A plain 8-byte-load loop over 4 KiB pages read 27 / 54 GB/s at 1 / 2
 // threads on the 2-core Zen 5 VM this was built on, where this probe reads 36-40 / 64-79.
 #pragma once
@@ -25,8 +25,8 @@ class ReadProbe {
   ReadProbe(const ReadProbe&) = delete;
   ReadProbe& operator=(const ReadProbe&) = delete;
 
-  // Bytes per second: the best of `passes` passes over the buffer, the passes cycling through 1,
-  // 2 and 4 streams per thread.
+  // Bytes per second: the best of `passes` passes over the buffer, the passes cycling through 2,
+  // 4 and 8 streams per thread (8: as many as the row-lane decode kernels read).
   double measure(int passes);
   // One pass with n_streams streams per thread; bytes per second.
   double pass(int n_streams);

@@ -42,7 +42,7 @@ TEST(ReadProbe, StreamsFoldEveryWordAtEveryLevel) {
 TEST(ReadProbe, PassesMeasureAPositiveRate) {
   ThreadPool pool(2);
   ReadProbe probe(pool, size_t(32) << 20);
-  for (int streams : {1, 2, 4}) {
+  for (int streams : {1, 2, 4, 8}) {
     const double r = probe.pass(streams);
     EXPECT_TRUE(std::isfinite(r) && r > 1e6) << streams << " streams: " << r;
   }
