@@ -154,7 +154,8 @@ void rect(const MatArgs& a, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
     int64_t t = t0;
     for (; t + NT <= t1; t += NT) tile<L, X, NR, NT, kXRegs>(a, r, t);
     // A remainder of two tokens (512 = 3 * 170 + 2) as one NR x 2 tile, not two NR x 1.
-    if (NT == 3 && t + 2 == t1) tile<L, X, NR, 2, kXRegs>(a, r, t), t += 2;
+    if constexpr (NT == 3)
+      if (t + 2 == t1) tile<L, X, NR, 2, kXRegs>(a, r, t), t += 2;
     for (; t < t1; ++t) tile<L, X, NR, 1>(a, r, t);
   }
   for (; r < r1; ++r) {
