@@ -158,7 +158,10 @@ void attention_block(const float* q, int64_t ldq, int n_q, const int32_t* n_kv, 
   // each token's own later positions through the row ops, continuing the same per-element
   // sequence (a score is one dot product; an output column adds p * V in position order), so
   // every output is bit-identical to attending the token alone.
-  constexpr int kMaxRun = 4;  // query vectors served by one pass over K and one over V
+  // Query vectors served by one pass over K and one over V: the ISA kernels' run (at most kMaxRun).
+  constexpr int kMaxRun = 8;
+  const int run = fast.run;
+  NT_CHECK(run >= 1 && run <= kMaxRun);
   thread_local std::vector<float> scores;
   if (scores.size() < static_cast<size_t>(n_max) * kMaxRun) scores.resize(static_cast<size_t>(n_max) * kMaxRun);
   if (fast.scores && fast.weighted && n_common > 0) {
@@ -168,8 +171,8 @@ void attention_block(const float* q, int64_t ldq, int n_q, const int32_t* n_kv, 
       const size_t k_off = dtype_row_bytes(k_type, static_cast<uint64_t>(kvh) * head_dim);
       const size_t v_off = dtype_row_bytes(v_type, static_cast<uint64_t>(kvh) * head_dim);
       const int n_vec = n_q * (h1 - h0);
-      for (int v0 = 0; v0 < n_vec; v0 += kMaxRun) {
-        const int n_run = std::min(kMaxRun, n_vec - v0);
+      for (int v0 = 0; v0 < n_vec; v0 += run) {
+        const int n_run = std::min(run, n_vec - v0);
         const float* qs[kMaxRun];
         float* sc[kMaxRun];
         float* o[kMaxRun];

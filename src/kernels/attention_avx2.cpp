@@ -194,6 +194,11 @@ void weighted_nv(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_byte
 template <int NV>
 AttnRowKernels kernels_for(DType k_type, DType v_type) {
   AttnRowKernels r;
+  // Runs of six query vectors: two whole 4 x 3 score tiles (a run of four is a tile and a query
+  // alone). Prefill attention of the 0.6B shape (12 heads, 4 KV heads, head_dim 128, F16 cache,
+  // 512 positions in blocks of 8 tokens), paired runs on the AVX2 Zen 3: 48.6 -> 51.5 GFLOP/s
+  // median, six faster in 20 of 20 pairs.
+  r.run = 6;
   if (k_type == DType::F16) r.scores = scores_nv<NV, true>;
   else if (k_type == DType::F32) r.scores = scores_nv<NV, false>;
   if (v_type == DType::F16) r.weighted = weighted_nv<NV, true>;
