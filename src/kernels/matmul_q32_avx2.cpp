@@ -186,7 +186,7 @@ void decode8(const MatArgs& a, int64_t r0, int nr, int64_t t, int64_t rs, int64_
   const int64_t n_units = a.w.n_cols / (32 * T::kBlocks);
   const LaneRows<T> lr(a, r0, nr, rs);
   __m256 acc = _mm256_setzero_ps(), macc = _mm256_setzero_ps();
-  constexpr int64_t kPfMask = T::kUnitBytes < 32 ? 1 : 0;
+  constexpr bool kPairs = T::kUnitBytes < 32;  // units walked in pairs, prefetched every second one
   const ptrdiff_t rstride = static_cast<ptrdiff_t>(rs * static_cast<int64_t>(a.w.row_bytes));
   auto unit = [&](int64_t u, bool pf) __attribute__((always_inline)) {
     const uint8_t* up[kLanes];
@@ -252,7 +252,7 @@ void decode8(const MatArgs& a, int64_t r0, int nr, int64_t t, int64_t rs, int64_
   // Q4_0 32768 x 2048 one-token products 31/40 and 29/40 at 2 threads (+6%), 24/30 at 1, L2-hot
   // 512 x 1536 159/200; Q5_0 23/30 and 25/30 at 2 threads. (Q8_0 and Q4_K in pairs: slower
   // streaming, 11/30 and 9/30.)
-  if constexpr (kPfMask == 1) {
+  if constexpr (kPairs) {
     int64_t u = 0;
     for (; u + 2 <= n_units; u += 2) {
       unit(u, true);
