@@ -8,21 +8,13 @@
 
 #include "core/check.h"
 #include "tensor/fp16.h"
+#include "tensor/nearest_int.h"
 #include "tensor/quant_blocks.h"
 #include "tensor/quantize_k.h"
 
 namespace nt {
 
 namespace {
-
-// Round to nearest (ties to even) without a libm call: adding 1.5 * 2^23 leaves the integer in the
-// low mantissa bits. Inputs are clamped to +-2^22 first, far beyond any level a block uses.
-inline int nearest_int(float x) {
-  x = std::clamp(x, -4194304.0f, 4194304.0f) + 12582912.0f;
-  int32_t i;
-  std::memcpy(&i, &x, 4);
-  return (i & 0x007fffff) - 0x00400000;
-}
 
 // Symmetric block: x ~ d * (q - zero), q in [0, 2*zero - 1]. Tries scales around amax / zero
 // (sign taken from the largest-magnitude value, so the extreme lands on -zero exactly) and keeps

@@ -9,23 +9,14 @@
 // that lowers the block's error.
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 
 #include "tensor/fp16.h"
+#include "tensor/nearest_int.h"
 #include "tensor/quantize_k.h"
 
 namespace nt {
 
 namespace {
-
-// Round to nearest (ties to even) without a libm call: adding 1.5 * 2^23 leaves the integer in the
-// low mantissa bits. Inputs are clamped to +-2^22 first, far beyond any level a block uses.
-inline int nearest_int(float x) {
-  x = std::clamp(x, -4194304.0f, 4194304.0f) + 12582912.0f;
-  int32_t i;
-  std::memcpy(&i, &x, 4);
-  return (i & 0x007fffff) - 0x00400000;
-}
 
 // Fits x ~ a * L - b with L in [0, nmax], a >= 0, b >= 0 (the min is never above zero, so the
 // format's unsigned min holds it). Writes a and b; L is left for the caller to recompute.
