@@ -4,24 +4,15 @@
 
 #include "core/strings.h"
 #include "gguf/gguf.h"
+#include "gguf/gguf_internal.h"
 
 namespace nt {
 
 namespace {
-constexpr uint32_t kMagic = 0x46554747;  // "GGUF" little-endian
 constexpr uint64_t kMaxStringLen = uint64_t(1) << 30;
 constexpr int kMaxArrayDepth = 4;
 constexpr uint32_t kMaxDims = 4;
 
-size_t scalar_size(GgufType t) {
-  switch (t) {
-    case GgufType::UINT8: case GgufType::INT8: case GgufType::BOOL: return 1;
-    case GgufType::UINT16: case GgufType::INT16: return 2;
-    case GgufType::UINT32: case GgufType::INT32: case GgufType::FLOAT32: return 4;
-    case GgufType::UINT64: case GgufType::INT64: case GgufType::FLOAT64: return 8;
-    default: return 0;
-  }
-}
 }  // namespace
 
 const char* gguf_type_name(GgufType t) {

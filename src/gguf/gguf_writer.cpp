@@ -7,11 +7,11 @@
 
 #include "core/check.h"
 #include "core/strings.h"
+#include "gguf/gguf_internal.h"
 
 namespace nt {
 
 namespace {
-constexpr uint32_t kMagic = 0x46554747;  // "GGUF"
 constexpr uint32_t kVersion = 3;
 
 template <class T>
@@ -23,15 +23,6 @@ void append(std::string& s, T v) {
 void append_str(std::string& s, std::string_view v) {
   append<uint64_t>(s, v.size());
   s.append(v.data(), v.size());
-}
-size_t scalar_size(GgufType t) {
-  switch (t) {
-    case GgufType::UINT8: case GgufType::INT8: case GgufType::BOOL: return 1;
-    case GgufType::UINT16: case GgufType::INT16: return 2;
-    case GgufType::UINT32: case GgufType::INT32: case GgufType::FLOAT32: return 4;
-    case GgufType::UINT64: case GgufType::INT64: case GgufType::FLOAT64: return 8;
-    default: return 0;
-  }
 }
 uint64_t align_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 
