@@ -98,10 +98,8 @@ struct alignas(64) TaskShare {
 constexpr int64_t kTokenBlock = 64;
 
 // Decode row chunks of about this many weight bytes. The threads' last claims are single chunks,
-// so they finish within about one chunk's read of each other; before, 8 equal chunks per thread
-// left one thread waiting a median 3-10 us per job (45 us on the 40 MB output matrix) while the
-// other read alone. tg64 on the 0.6B models at 2 threads, interleaved, median t/s: Q4_0 148 -> 154
-// (32 KiB 151-159, 128 KiB 155, 256 KiB 156), Q8_0 90.5 -> 91.1, F16 44.3 -> 46.2.
+// so they finish within about one chunk's read of each other instead of one thread reading alone
+// at the end of each job (measurements: docs/kernels.md).
 constexpr int64_t kDecodeChunkBytes = 64 * 1024;
 
 // One output's work split: row chunks x token blocks.
@@ -126,8 +124,7 @@ void add_residual(const MatmulOut& o, int64_t r0, int64_t r1, int64_t t0, int64_
 }
 // The residual rows of a prefill rectangle, requested (for writing, into L2) before its product:
 // they are short strided pieces (rc floats of each token's row) that the hardware prefetcher does
-// not follow, so the add after the product waited on every line. add_inplace in the pp512
-// profile at 1 thread: 0.6B F16 1.34% -> 0.53%, Q8_0 1.57% -> 0.80%.
+// not follow, so the add after the product waited on every line.
 void prefetch_residual(const MatmulOut& o, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
   for (int64_t t = t0; t < t1; ++t) {
     const uintptr_t b = reinterpret_cast<uintptr_t>(o.residual + t * o.ldy + r0) & ~uintptr_t(63);
@@ -340,8 +337,7 @@ void matmul_multi(const MatmulOut* outs, int n_outs, const float* x, int64_t ldx
     // memory order: output by output, row chunks ascending), so its weights stream as one linear
     // walk and the kernels' one-group-ahead prefetch lands in its own next chunk; a thread done
     // early takes chunks from the back of the other shares. Handing tasks out in turn instead
-    // sends every prefetch past a chunk's end to the other core. tg128 at 2 threads on the 0.6B
-    // models, 5 interleaved rounds, median: Q8_0 68.9 -> 76.4 t/s, Q4_0 146.5 -> 162.4.
+    // sends every prefetch past a chunk's end to the other core.
     // Claims take half of what is left of a share (one output at most) as one rectangle: few
     // long rectangles while much is left, single chunks at the end (kDecodeChunkBytes).
     const int n_parts = static_cast<int>(std::min<int64_t>(pool.n_threads(), total));
@@ -367,9 +363,8 @@ void matmul_multi(const MatmulOut* outs, int n_outs, const float* x, int64_t ldx
   } else if (total > 1) {
     // Prefill: one job runs a fused gate's chunk k and then its up's chunk k (when the up is the
     // next output), so the SwiGLU of that rectangle reads both halves from the cache of the core
-    // that just computed them. In separate jobs in pass order the gate outputs had left the cache
-    // (silu_mul was 2.6% of pp512 on the 0.6B F16, its loads the misses); alternating jobs sent
-    // half of them to the other core at 2 threads (1.8%).
+    // that just computed them. In separate jobs in pass order the gate outputs had left the cache;
+    // alternating jobs sent half of them to the other core.
     thread_local std::vector<std::pair<int64_t, int64_t>> jobs;  // (task, its up's task or -1)
     jobs.clear();
     for (int i = 0; i < n_outs; ++i) {

@@ -24,8 +24,7 @@ namespace {
 
 constexpr int kLanes = 8;
 // Bytes each of the eight decode streams prefetches ahead (eight streams: 4 KiB in flight in
-// all). 0.6B tg32 at 2 threads, interleaved on an AVX2-only Zen 3: 256-512 bytes read alike,
-// 2048 (kDecodeStreamAhead, the four-stream kernels' distance) 10% slower on Q8_0 and Q4_0.
+// all); kDecodeStreamAhead, the four-stream kernels' distance, was slower here (docs/kernels.md).
 constexpr int64_t kStreamAhead = 512;
 
 // The 32 weights of block b of a unit as bytes in element order: unsigned (q + offset), or signed
@@ -62,10 +61,7 @@ inline void transpose8(const __m256i (&w)[kLanes], __m256i (&out)[kLanes]) {
 }
 // fp16 at byte `off` of 8 units -> 8 floats (lane r = unit r). Each scale goes straight into its
 // word of a vector (pinsrw from memory): no GPR shift chain, which in the one-token kernels had
-// also pushed the eight row pointers out to the stack. Paired runs on the AVX2 Zen 3 (32768 x
-// 2048 one-token products, 30-40 alternating pairs, new faster in): Q4_0 1 thread +10% (35 of 40),
-// 2 threads +9% (32 of 40); Q8_0, Q4_1, Q4_K, Q5_0 faster in 19-30 of 30 at 1 and 2 threads.
-// tg64 on the 0.6B Q4_0, 2 threads: 52.5 -> 54.6 t/s median of 4 interleaved.
+// also pushed the eight row pointers out to the stack.
 inline __m256 h2f_8(const uint8_t* const (&up)[kLanes], int off) {
   auto h = [&](int r) {
     uint16_t v;
@@ -171,11 +167,8 @@ struct LaneRows {
 // ---- one token: eight rows r0 + r * rs. kEven (all eight lanes real rows, rs apart): the unit
 // pointers are written as one base and multiples of one stride. GCC (12) then keeps eight
 // pointers each advanced by the unit size, the prefetches at a constant displacement off them,
-// instead of eight row bases plus a shared offset and a separate prefetch offset; paired runs on
-// the AVX2 Zen 3 (L2-hot 512 x 1536, then 32768 x 2048 at 2 threads, new faster in): Q4_0
-// 144/200 (+3%) and 28/40, Q4_K 139/150 and 29/30, Q4_1 103/150 and 24/30, Q5_0 96/150 and 22/30,
-// Q8_0 126/150 and 14/30. (Hiding the stride from the optimizer, to force base + stride address
-// modes, was slower: 22/200.)
+// instead of eight row bases plus a shared offset and a separate prefetch offset, which was
+// slower (as was hiding the stride from the optimizer; docs/kernels.md).
 template <class T, bool kEven = false>
 void decode8(const MatArgs& a, int64_t r0, int nr, int64_t t, int64_t rs, int64_t ahead) {
   const XQuant& xq = *a.xq;
@@ -199,9 +192,9 @@ void decode8(const MatArgs& a, int64_t r0, int nr, int64_t t, int64_t rs, int64_
     }
     for (int r = 0; r < kLanes; ++r) {
       if constexpr (!kEven) up[r] = lr.unit(r, u);
-      // One prefetch per unit (every second unit under 32 bytes), written without a loop: the
-      // same prefetches in a one-trip loop under the parity test cut tg on the 0.6B Q4_0 from 26
-      // to 15 t/s (GCC then built the eight unit pointers in a vector and reloaded them).
+      // One prefetch per unit (every second unit under 32 bytes), written without a loop: in a
+      // one-trip loop under the parity test GCC built the eight unit pointers in a vector and
+      // reloaded them, far slower.
       if constexpr (T::kUnitBytes <= 64) {
         if (pf) _mm_prefetch(reinterpret_cast<const char*>(up[r] + ahead), _MM_HINT_T0);
       } else {
@@ -213,9 +206,7 @@ void decode8(const MatArgs& a, int64_t r0, int nr, int64_t t, int64_t rs, int64_
       // Two rows per register (row 2p's 16 nibble bytes in the low half, row 2p + 1's in the
       // high): low nibbles against x[0..15] and high nibbles against x[16..31], both halves at
       // once; the 16-bit sums of the two stay exact (|2 * 15 * 127| * 2 < 2^15). 42 instead of
-      // 54 operations per eight row-blocks: kernels_bench decode_hot Q4_0 at 1 thread 9.2 ->
-      // 10.4-11.5 GB/s, Q4_1 8.6 -> 9.5; tg64 on the 0.6B Q4_0 at 1 thread +10-15%, at 2
-      // threads even (there the weight stream, not the arithmetic, holds it).
+      // 54 operations per eight row-blocks.
       constexpr int kQs = std::is_same_v<T, Q4_0> ? 2 : 4;
       const __m128i* xb = reinterpret_cast<const __m128i*>(xs + 32 * u);
       const __m256i xlo = _mm256_broadcastsi128_si256(_mm_loadu_si128(xb));
@@ -248,10 +239,7 @@ void decode8(const MatArgs& a, int64_t r0, int nr, int64_t t, int64_t rs, int64_
     }
   };
   // Units under 32 bytes (prefetched every second unit) go in pairs, the prefetch in the first:
-  // half the loop's pointer steps and tests per unit. Paired runs on the AVX2 Zen 3, new faster in:
-  // Q4_0 32768 x 2048 one-token products 31/40 and 29/40 at 2 threads (+6%), 24/30 at 1, L2-hot
-  // 512 x 1536 159/200; Q5_0 23/30 and 25/30 at 2 threads. (Q8_0 and Q4_K in pairs: slower
-  // streaming, 11/30 and 9/30.)
+  // half the loop's pointer steps and tests per unit (larger units in pairs streamed slower).
   if constexpr (kPairs) {
     int64_t u = 0;
     for (; u + 2 <= n_units; u += 2) {

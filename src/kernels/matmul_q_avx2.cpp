@@ -98,9 +98,8 @@ void tile(const MatArgs& a, int64_t r0, int64_t t0, int64_t rs = 1, int64_t ahea
 template <class T>
 void rect(const MatArgs& a, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
   // One token (decode): four rows a quarter of the rectangle apart, four streams each walking its
-  // rows front to back and prefetching kDecodeStreamAhead (as the AVX-512 quartets). On an
-  // AVX2-only Zen 3 (2 cores), tg32 interleaved A/B against 2-row tiles prefetching 256 bytes on:
-  // 0.6B Q4_0 (then on this path) 1 thread 11.1 -> 19.9 t/s, 2 threads 19.3 -> 36.6.
+  // rows front to back and prefetching kDecodeStreamAhead (as the AVX-512 quartets), instead of
+  // 2-row tiles of adjacent rows (measurements: docs/kernels.md).
   const int64_t n = r1 - r0;
   if (t1 - t0 == 1 && n % 4 == 0 && n >= 8) {
     const int64_t quarter = n / 4;

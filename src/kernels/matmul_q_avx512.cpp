@@ -98,10 +98,8 @@ void rect(const MatArgs& a, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
   }
   for (; t < t1; ++t) {
     // One token (decode): four rows a quarter of the rectangle apart, four streams each walking
-    // its rows front to back and prefetching kDecodeStreamAhead (as the row-lane quartets). Against
-    // 6-row tiles of adjacent rows prefetching the next tile: kernels_bench decode Q6_K at 1
-    // thread +18-21% (weights in L2 +17%), Q3_K +13%; tg on the 0.6B Q4_K_M at 2 threads +4%,
-    // Q4_0 (its output matrix is Q6_K) +1%. Otherwise 6-row tiles, more rows per step.
+    // its rows front to back and prefetching kDecodeStreamAhead (as the row-lane quartets), faster
+    // than 6-row tiles of adjacent rows (docs/kernels.md). Otherwise 6-row tiles, more rows per step.
     const int64_t n = r1 - r0;
     if (n % 4 == 0 && n >= 8) {
       const int64_t quarter = n / 4;

@@ -243,8 +243,8 @@ __attribute__((always_inline)) inline void decode_unit(const uint8_t* base, int6
         if constexpr (T::kQuads == 1) {
           // The unit loaded once (the empty asm keeps the compiler from folding the loads into
           // each permute again: 7 loads per row instead of 3). Row i's block scales (and minima)
-          // go into words 4k + i, converted once per 4 rows. Q8_0 with the weights in L2: 34 ->
-          // 45 GB/s against per-row conversions, float picks and folded loads.
+          // go into words 4k + i, converted once per 4 rows (faster than per-row conversions,
+          // float picks and folded loads; docs/kernels.md).
           __m512i z0, z1;
           load_unit<T::kUnitBytes>(p, z0, z1);
           __asm__("" : "+v"(z0), "+v"(z1));
@@ -315,10 +315,8 @@ __attribute__((noinline)) void decode_group(const GroupRows<T>& g, const XQuant&
   _mm512_mask_storeu_ps(y, keep, combine4(acc[0], acc[1], acc[2], acc[3]));
 }
 
-// Decode with strided lanes (rect), for the super-block type the quartets do not cover:
-// kernels_bench decode, streamed, old and new interleaved per benchmark, whole-suite rounds put
-// Q4_K at +0-14% (Q4_0 at 2 threads +6-9%, before the quartets). Q5_K, with a fifth bit plane read
-// apart from the unit, lost 4-21% (whole-suite rounds), so it keeps adjacent rows.
+// Decode with strided lanes (rect), for the super-block type the quartets do not cover. Q5_K,
+// with a fifth bit plane read apart from the unit, was slower so, and keeps adjacent rows.
 template <class T>
 constexpr bool kStridedDecode = std::is_same_v<T, Q4_K>;
 
@@ -336,11 +334,7 @@ void rect(const MatArgs& a, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
       if (n % 4 == 0 && n >= 8) {
         // Four streams, each a quarter of the rectangle walked row by row (row j of every quarter,
         // then row j + 1: each stream reads on where it left off), each prefetching
-        // kDecodeStreamAhead (2 KiB) ahead.
-        // Against one row ahead (864-4352 bytes), interleaved A/Bs of tg on the 0.6B models:
-        // Q4_0 2 threads +3-5% (3 A/Bs), 1 thread +11%; Q8_0 2 threads -1 to +2%, 1 thread +9%
-        // (kernels_bench decode Q8_0 at 4096 columns +16%); kernels_bench decode Q4_1/Q5_0/Q5_1
-        // at 1 thread 0 to +6%.
+        // kDecodeStreamAhead (2 KiB) ahead (one row ahead was slower; docs/kernels.md).
         const int64_t step = n / 4, row_bytes = static_cast<int64_t>(a.w.row_bytes);
         for (int64_t j = 0; j < step; ++j) {
           const uint8_t* row0 = a.w.data + (r0 + j) * row_bytes;

@@ -90,9 +90,8 @@ struct Gather16 {
 template <int kUnit>
 static inline void load_unit(const uint8_t* u, __m512i& z0, __m512i& z1) {
   z0 = _mm512_loadu_si512(u);
-  // The rest: Q4_1 / Q5_1 with a plain 128 / 256-bit load, Q5_0 a masked 256-bit one (streamed
-  // decode, 1 thread, interleaved rounds: Q4_1 17-19 -> 25-26 GB/s, Q5_1 16-21 -> 22, Q5_0 22-23
-  // -> 23.5-24.6); Q4_0's 8 bytes by a 64-bit load measured 5-10% slower, so it keeps the masked one.
+  // The rest: Q4_1 / Q5_1 with a plain 128 / 256-bit load, Q5_0 a masked 256-bit one; Q4_0's
+  // 8 bytes keep the masked load (a 64-bit load was slower; docs/kernels.md).
   if constexpr (kUnit >= 128) z1 = _mm512_loadu_si512(u + 64);  // a plain load: shared with the decoder's
   else if constexpr (kUnit == 80) z1 = _mm512_zextsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(u + 64)));
   else if constexpr (kUnit == 96) z1 = _mm512_zextsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(u + 64)));
@@ -119,9 +118,8 @@ static inline void nibbles_halves(__m512i z0, __m512i z1, __m512i& w1, __m512i& 
 }
 // 16 fp16 words of the unit loaded in z0:z1, picked by WordIdx (kRep: word 4k + j = block k's
 // fp16 at byte kOff; else words 0-3), still fp16: the decode path blends 4 rows' words before one
-// conversion. A byte permute (vpermt2b), not a word one: in the one-token decode with blended
-// scales (matmul_rl_avx512.cpp), vpermt2w measured 37 GB/s against 51 for vpermt2b (Q8_0, weights
-// in L2), though in isolation both run 2 per cycle with 5 cycles' latency on this Zen 5.
+// conversion. A byte permute (vpermt2b), not a word one: vpermt2w was slower in the one-token
+// decode with blended scales (matmul_rl_avx512.cpp; docs/kernels.md).
 template <int kB, int kOff, bool kRep = true>
 static inline __m512i block_words(__m512i z0, __m512i z1) {
   return _mm512_permutex2var_epi8(z0, WordIdx<kB, kOff, kRep>::idx(), z1);

@@ -3,8 +3,8 @@
 //
 // A ceiling must be an upper bound, so the probe reads the way the fastest reader on this CPU
 // does: huge pages (as the weights get), the widest loads the CPU has, and 2, 4 or 8 streams per
-// thread, the best of all. A plain 8-byte-load loop over 4 KiB pages read 27 / 54 GB/s at 1 / 2
-// threads on the 2-core Zen 5 VM this was built on, where this probe reads 36-40 / 64-79.
+// thread, the best of all (a plain 8-byte-load loop over 4 KiB pages read about a quarter less;
+// docs/kernels.md).
 #pragma once
 
 #include <cstddef>

@@ -11,9 +11,8 @@ uint64_t read_streams_avx2(const uint8_t* p, size_t n_lines, size_t stride, int 
   for (; i + 2 <= n_lines; i += 2)  // 2 lines of each stream: independent XOR chains
     for (int s = 0; s < n_streams; ++s) {
       const uint8_t* q = p + size_t(s) * stride + i * 64;
-      // 512 bytes ahead, as the AVX2 one-token kernels prefetch their streams: on the AVX2 Zen 3
-      // the best pass then read 5-10% more (2 threads 21.0 -> 22.5 GB/s, 1 thread 13.2 -> 14.2),
-      // and without it the Q8_0 decode outran the probe (103-110% of it).
+      // 512 bytes ahead, as the AVX2 one-token kernels prefetch their streams: without it the
+      // probe read less than the Q8_0 decode, no ceiling (docs/kernels.md).
       _mm_prefetch(reinterpret_cast<const char*>(q + 512), _MM_HINT_T0);
       _mm_prefetch(reinterpret_cast<const char*>(q + 576), _MM_HINT_T0);
       a0 = _mm256_xor_si256(a0, _mm256_load_si256(reinterpret_cast<const __m256i*>(q)));

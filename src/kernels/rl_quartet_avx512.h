@@ -13,9 +13,7 @@ namespace nt::detail {
 namespace {
 
 // ---- one token, four rows at a time: four weight streams per thread, not sixteen. A core's
-// read bandwidth falls with the number of streams it walks at once: a pure read of 136-byte units
-// with the next row prefetched, this Zen 5, median of 7 interleaved runs, 1 / 2 threads: 4 streams
-// per thread 39 / 74 GB/s, 8 streams 35 / 67, 16 streams 26 / 49.
+// read bandwidth falls with the number of streams it walks at once (docs/kernels.md).
 // Rows i < 4 of one unit: row i at p + i * rb; acc lane 4k + i holds p_k of row i, so a unit's
 // four blocks (b mod 4 = k) are one fma over the whole vector.
 // Lane 4k + i = v[k]: four blocks' values, each repeated over its 4 rows' lanes.
@@ -66,9 +64,9 @@ struct PairScaleIdx {
 constexpr PairScaleIdx kPairScaleIdx{};
 
 // Two Q4_0 units (144 bytes) of rows i < 4 at once: three loads per row (64, 64, 16 bytes), the
-// second unit picked from the last two at byte offset 8. A read of 72-byte units in two loads
-// each runs at 54-56 GB/s at 2 threads, one of 144-byte units in three at 68 (the 128-byte
-// aligned read: 66). The same block integers and float steps as two quartet_unit calls.
+// second unit picked from the last two at byte offset 8: fewer loads per byte read, which is
+// what bounds the streamed decode (docs/kernels.md). The same block integers and float steps as
+// two quartet_unit calls.
 __attribute__((always_inline)) inline void quartet_pair_q4_0(const uint8_t* p, int64_t rb, int64_t u,
                                                              const uint8_t* xb, const int32_t* ls, const float* dx,
                                                              __m512& acc) {

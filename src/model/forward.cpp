@@ -85,9 +85,8 @@ Status Model::forward(const Batch& batch, KvStore& kv, ThreadPool& pool, Forward
     seq_max_kv[si] = std::max(seq_max_kv[si], batch.pos[t] + 1);
   }
 
-  // Prefill attention blocks: runs of up to kAttnBlock consecutive tokens of one sequence.
-  // 8 against 4: stories15M F32 pp512, 6 interleaved rounds, median 2862 -> 2889 t/s (1 thread),
-  // 5630 -> 5753 (2 threads): within the noise, but never worse; 16 no better.
+  // Prefill attention blocks: runs of up to kAttnBlock consecutive tokens of one sequence (8: never
+  // worse than 4, 16 no better; docs/kernels.md).
   constexpr int kAttnBlock = 8;
   std::vector<std::pair<int64_t, int>> blocks;
   for (int64_t t = 0; t < n_tokens;) {
