@@ -78,9 +78,6 @@ class Engine {
   };
   Result<const float*> step(const std::vector<SeqInput>& inputs);
 
-  // Debug hook for named intermediates (see ForwardScratch::on_tensor).
-  ForwardScratch& scratch() { return scratch_; }
-
  private:
   Engine(std::unique_ptr<Model> model, KvCache kv, int n_threads, int64_t n_ctx, int n_batch);
 

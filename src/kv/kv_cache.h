@@ -22,9 +22,7 @@ class KvCache final : public KvStore {
   static Result<KvCache> create(const KvLayout& layout, int64_t n_ctx);
 
   const KvLayout& layout() const override { return layout_; }
-  int64_t capacity_tokens() const { return int64_t(n_blocks_) * layout_.block_size; }
   size_t total_bytes() const { return storage_bytes_; }
-  int n_free_blocks() const { return static_cast<int>(free_.size()); }
 
   // Sequences are small integer ids handed out here.
   int new_sequence();

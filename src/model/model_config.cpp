@@ -75,8 +75,6 @@ Result<ModelConfig> read_model_config(const GgufFile& f) {
     r.beta_fast = static_cast<float>(f.get_f64(p + "rope.scaling.yarn_beta_fast").value_or(32.0));
     r.beta_slow = static_cast<float>(f.get_f64(p + "rope.scaling.yarn_beta_slow").value_or(1.0));
   }
-  c.qkv_bias = c.arch == Arch::Qwen2;
-  c.qk_norm = c.arch == Arch::Qwen3;
   return c;
 }
 

@@ -26,9 +26,7 @@ struct ModelConfig {
   int n_ff = 0;
   int n_ctx_train = 0;
   float rms_eps = 1e-5f;
-  RopeParams rope;       // freq_factors filled by the model loader when a rope_freqs tensor exists
-  bool qkv_bias = false; // qwen2
-  bool qk_norm = false;  // qwen3
+  RopeParams rope;  // freq_factors filled by the model loader when a rope_freqs tensor exists
 };
 
 // Reads and validates the config; errors name the missing or invalid key and the file.

@@ -28,7 +28,6 @@ bool shared_available() {
   return ::stat(shared_path("models").c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-std::string data_path(const std::string& rel) { return std::string(NT_TEST_DATA_DIR) + "/" + rel; }
 std::string nexttok_bin() { return NT_NEXTTOK_BIN; }
 
 namespace {

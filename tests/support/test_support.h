@@ -1,5 +1,5 @@
-// tests/support/test_support.h — helpers every test folder shares: where ../shared and
-// tests/data are, skipping cleanly without ../shared, and running the real `nexttok` binary.
+// tests/support/test_support.h — helpers every test folder shares: where ../shared is, skipping
+// cleanly without it, temporary directories, and running the real `nexttok` binary.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -12,7 +12,6 @@ namespace nt::test {
 // Path of ../shared (may not exist); shared_path("models/x.gguf").
 std::string shared_path(const std::string& rel = "");
 bool shared_available();
-std::string data_path(const std::string& rel);  // tests/data/<rel>
 std::string nexttok_bin();
 // A fresh temporary directory for this test (removed at process exit is not guaranteed).
 std::string temp_dir();
