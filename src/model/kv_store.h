@@ -1,5 +1,6 @@
 // model/kv_store.h — what the forward pass needs from a KV cache: its layout (layers, KV heads,
-// head_dim, storage types — sized from this, never from a model) and row access by (layer, seq, pos).
+// head_dim, storage types — sized from this, never from a model), the one KV size per token, and
+// row access by (layer, seq, pos).
 // The kv layer implements KvStore (paged block pool, prefix sharing); the model sees only this.
 // Must not know: how blocks are allocated or shared.
 #pragma once
@@ -14,6 +15,14 @@
 
 namespace nt {
 
+// Bytes of K and V for one token over all layers: per layer one K row of n_head_kv x head_dim_k
+// values of k_type and one V row of n_head_kv x head_dim_v of v_type (Q8_0: 34 bytes per 32).
+// The one definition the cache layout, ModelShape (inspect, count) and memory estimates use.
+inline uint64_t kv_bytes_per_token(uint64_t n_layer, uint64_t n_head_kv, uint64_t head_dim_k, uint64_t head_dim_v,
+                                   DType k_type, DType v_type) {
+  return n_layer * (dtype_row_bytes(k_type, n_head_kv * head_dim_k) + dtype_row_bytes(v_type, n_head_kv * head_dim_v));
+}
+
 struct KvLayout {
   int n_layer = 0;
   int n_head_kv = 0;
@@ -26,7 +35,10 @@ struct KvLayout {
   size_t k_row_bytes() const { return dtype_row_bytes(k_type, static_cast<uint64_t>(row_elems())); }
   size_t v_row_bytes() const { return dtype_row_bytes(v_type, static_cast<uint64_t>(row_elems())); }
   // K and V of one token over all layers.
-  size_t bytes_per_token() const { return size_t(n_layer) * (k_row_bytes() + v_row_bytes()); }
+  size_t bytes_per_token() const {
+    return kv_bytes_per_token(uint64_t(n_layer), uint64_t(n_head_kv), uint64_t(head_dim), uint64_t(head_dim), k_type,
+                              v_type);
+  }
   size_t bytes_per_block() const { return bytes_per_token() * size_t(block_size); }
 };
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "core/strings.h"
+#include "model/kv_store.h"
 
 namespace nt {
 
@@ -100,13 +101,9 @@ Result<ModelShape> read_model_shape(const GgufFile& f) {
   return s;
 }
 
-std::optional<double> ModelShape::kv_bytes_per_token(DType cache_type) const {
+std::optional<uint64_t> ModelShape::kv_bytes_per_token(DType k_type, DType v_type) const {
   if (!n_layer || !n_head_kv || !head_dim || !head_dim_v) return std::nullopt;
-  const DTypeInfo& info = dtype_info(cache_type);
-  const double per_elem = static_cast<double>(info.type_size) / info.block_size;
-  const double elems = static_cast<double>(*n_layer) * static_cast<double>(*n_head_kv) *
-                       static_cast<double>(*head_dim + *head_dim_v);
-  return elems * per_elem;
+  return nt::kv_bytes_per_token(*n_layer, *n_head_kv, *head_dim, *head_dim_v, k_type, v_type);
 }
 
 }  // namespace nt

@@ -1,11 +1,12 @@
 // model/model_shape.h — the hyperparameters of a model as its GGUF metadata states them.
 // Owns: reading `<arch>.*`, `general.*` and tokenizer summary keys into one struct, the parameter
-// and weight-byte totals, and the KV-cache size per token. Must not know: how the model is run,
-// any one architecture's tensor layout (the key prefix comes from general.architecture).
+// and weight-byte totals, and the KV-cache size per token of that shape (kv_store.h computes it).
+// Must not know: how the model is run, any one architecture's tensor layout (the key prefix comes
+// from general.architecture).
 //
-// Every field is optional: a vocab-only file has no model keys, and a value absent from the file
-// stays nullopt rather than being guessed (head_dim is the one derived value: key_length, else
-// n_embd / n_head).
+// Every field is optional: a vocab-only file may lack model keys (or declare a placeholder shape),
+// and a value absent from the file stays nullopt rather than being guessed (head_dim is the one
+// derived value: key_length, else n_embd / n_head).
 #pragma once
 
 #include <cstdint>
@@ -42,9 +43,10 @@ struct ModelShape {
   uint64_t n_params = 0;      // total elements of all tensors (as llama.cpp counts them)
   uint64_t weight_bytes = 0;  // total bytes of all tensor data
 
-  // Bytes of K and V cache per token (all layers) for a cache of `cache_type`; nullopt when the
-  // file lacks n_layer / heads / head_dim.
-  std::optional<double> kv_bytes_per_token(DType cache_type) const;
+  // Bytes of K and V cache per token (all layers; kv_bytes_per_token in model/kv_store.h) for a
+  // cache of k_type / v_type; nullopt when the file lacks n_layer / heads / head_dim.
+  std::optional<uint64_t> kv_bytes_per_token(DType k_type, DType v_type) const;
+  std::optional<uint64_t> kv_bytes_per_token(DType cache_type) const { return kv_bytes_per_token(cache_type, cache_type); }
 };
 
 // Reads the shape of `f`. Errors only for values that are present but unusable (wrong type,
