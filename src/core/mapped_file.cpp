@@ -44,7 +44,7 @@ Result<MappedFile> MappedFile::open(const std::string& path) {
   }
   if (!S_ISREG(st.st_mode)) {
     ::close(fd);
-    return make_error("%s: not a regular file", path.c_str());
+    return make_error(S_ISDIR(st.st_mode) ? "%s: is a directory" : "%s: not a regular file", path.c_str());
   }
   MappedFile mf;
   mf.path_ = path;
