@@ -1,11 +1,14 @@
 // gguf/gguf_writer.cpp — GGUF v3 serialization (see gguf_writer.h).
 #include "gguf/gguf_writer.h"
 
+#include <sys/stat.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 
 #include "core/check.h"
+#include "core/files.h"
 #include "core/strings.h"
 #include "gguf/gguf_internal.h"
 
@@ -214,10 +217,28 @@ Status GgufWriter::write_raw(const void* data, size_t n) {
   return {};
 }
 
+std::string GgufWriter::temp_path(const std::string& path) { return path + ".tmp"; }
+
+Status GgufWriter::check_destination(const std::string& path, const std::vector<std::string>& inputs) {
+  NT_TRY(check_output_path(path, inputs));
+  // rename() would replace a device node or a FIFO, not write into it
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+    return make_error("%s: not a regular file", path.c_str());
+  const std::string tmp = temp_path(path);
+  for (const std::string& in : inputs)
+    if (same_file(tmp, in))
+      return make_error("%s is written first to %s, which is the same file as the input %s; choose another "
+                        "output path",
+                        path.c_str(), tmp.c_str(), in.c_str());
+  return {};
+}
+
 Status GgufWriter::begin(const std::string& path) {
   NT_CHECK(f_ == nullptr);
+  NT_TRY(check_destination(path, {}));
   path_ = path;
-  tmp_path_ = path + ".tmp";
+  tmp_path_ = temp_path(path);
   f_ = std::fopen(tmp_path_.c_str(), "wb");
   if (!f_) return make_error("%s: cannot create: %s", tmp_path_.c_str(), std::strerror(errno));
   std::setvbuf(f_, nullptr, _IOFBF, 1 << 20);
@@ -265,15 +286,15 @@ Status GgufWriter::write_tensor_data(const void* data, uint64_t n_bytes) {
 Status GgufWriter::finish() {
   NT_CHECK(f_ != nullptr);
   NT_CHECK(cur_tensor_ == tensors_.size());
-  if (std::fflush(f_) != 0) return fail_io("flush failed");
-  if (std::fclose(f_) != 0) {
-    f_ = nullptr;
-    return fail_io("close failed");
-  }
+  Status s;
+  if (std::fflush(f_) != 0) s = fail_io("flush failed");
+  if (std::fclose(f_) != 0 && s.ok()) s = fail_io("close failed");
   f_ = nullptr;
-  if (std::rename(tmp_path_.c_str(), path_.c_str()) != 0)
-    return make_error("%s: cannot rename to %s: %s", tmp_path_.c_str(), path_.c_str(), std::strerror(errno));
-  return {};
+  if (s.ok() && std::rename(tmp_path_.c_str(), path_.c_str()) != 0)
+    s = make_error("%s: cannot rename to %s: %s", tmp_path_.c_str(), path_.c_str(), std::strerror(errno));
+  // every failure removes the temporary file: a failed write leaves nothing behind
+  if (!s.ok()) std::remove(tmp_path_.c_str());
+  return s;
 }
 
 }  // namespace nt

@@ -59,13 +59,21 @@ class GgufWriter {
   // Total file size once written (header + aligned data).
   uint64_t total_bytes() const;
 
-  // Writes the header and tensor directory to `path`.tmp. Alignment: general.alignment if set.
+  // The temporary file begin(path) writes and finish() renames onto `path`.
+  static std::string temp_path(const std::string& path);
+  // Checks, before any work, that `path` may be replaced: not a directory or other non-regular
+  // file, and neither it nor temp_path(path) is the same file as one of `inputs` (which writing
+  // would destroy; compared as files, so "./a.gguf", a symlink or a hard link to a.gguf count).
+  static Status check_destination(const std::string& path, const std::vector<std::string>& inputs);
+
+  // Writes the header and tensor directory to temp_path(path). Alignment: general.alignment if set.
   Status begin(const std::string& path);
   // Appends the data of the next tensor in order; bytes must equal its size.
   Status write_tensor_data(const void* data, uint64_t n_bytes);
   // Appends part of the current tensor's data; the tensor ends when its size is reached.
   Status write_tensor_chunk(const void* data, uint64_t n_bytes);
-  // Checks all tensors were written, flushes, and renames onto the final path.
+  // Checks all tensors were written, flushes, and renames onto the final path. On failure the
+  // temporary file is removed (as it is when the writer is destroyed before finish()).
   Status finish();
 
  private:

@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -167,6 +168,31 @@ TEST(GgufWriter, BadPathIsAnError) {
   auto s = w.begin("/nonexistent-dir/x.gguf");
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.error().message.find("/nonexistent-dir/x.gguf"), std::string::npos);
+}
+
+TEST(GgufWriter, DirectoryDestinationIsAnErrorBeforeWriting) {
+  const std::string path = test::temp_dir() + "/out.gguf";
+  std::filesystem::create_directory(path);
+  GgufWriter w;
+  w.add_tensor("a", DType::F32, {4});
+  auto s = w.begin(path);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().message.find(path + ": is a directory"), std::string::npos) << s.error().message;
+  EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
+}
+
+TEST(GgufWriter, NoTemporaryLeftWhenTheRenameFails) {
+  const std::string path = test::temp_dir() + "/out.gguf";
+  GgufWriter w;
+  w.add_tensor("a", DType::F32, {4});
+  ASSERT_TRUE(w.begin(path).ok());
+  const float a[4] = {1, 2, 3, 4};
+  ASSERT_TRUE(w.write_tensor_data(a, sizeof(a)).ok());
+  std::filesystem::create_directory(path);  // appears while the file is written
+  auto s = w.finish();
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().message.find(path), std::string::npos) << s.error().message;
+  EXPECT_FALSE(std::filesystem::exists(path + ".tmp")) << "temporary file left behind";
 }
 
 // Re-writing every real file of ../shared from what the reader saw reproduces it byte for byte
