@@ -221,6 +221,7 @@ int cmd_convert(int argc, char** argv) {
     return kExitUsage;
   }
 
+  if (auto s = GgufWriter::check_destination(out, {model_path, tok_path}); !s) return fail("convert", s.error().message);
   auto m = MappedFile::open(model_path);
   if (!m) return fail("convert", m.error().message);
   Llama2cConfig c;

@@ -75,7 +75,7 @@ int cmd_quantize(int argc, char** argv) {
                  quant_preset_names().c_str());
     return kExitUsage;
   }
-  if (in == out) return fail("quantize", "input and output must be different files");
+  if (auto s = GgufWriter::check_destination(out, {in}); !s) return fail("quantize", s.error().message);
   auto file = GgufFile::open(in);
   if (!file) return fail("quantize", file.error().message);
   const GgufFile& f = *file;

@@ -106,6 +106,7 @@ int cmd_synth(int argc, char** argv) {
   }
   if (head_dim % 2 != 0) return usage("head_dim must be even (RoPE rotates pairs)");
 
+  if (auto s = GgufWriter::check_destination(out, {vocab_path}); !s) return fail("synth", s.error().message);
   auto vocab = GgufFile::open(vocab_path);
   if (!vocab) return fail("synth", vocab.error().message);
   const GgufValue* toks = vocab->get_array("tokenizer.ggml.tokens");

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -183,6 +184,42 @@ TEST(ConvertLlama2c, TruncatedTokenizerFailsCleanly) {
   auto r = test::run_nexttok({"convert", "llama2c", dir + "/m.bin", dir + "/t.bin", "-o", dir + "/o.gguf"});
   EXPECT_EQ(r.rc, 1);
   EXPECT_NE(r.err.find("t.bin"), std::string::npos) << r.err;
+}
+
+TEST(ConvertLlama2c, RefusesToOverwriteItsInputs) {
+  NT_REQUIRE_SHARED();
+  auto ref = GgufFile::open(test::shared_path("models/stories15M-f32.gguf"));
+  ASSERT_TRUE(ref.ok());
+  const std::string dir = test::temp_dir();
+  write_llama2c(*ref, dir + "/m.bin", dir + "/t.bin", false);
+  const std::string model = test::read_text(dir + "/m.bin"), tok = test::read_text(dir + "/t.bin");
+  std::filesystem::create_symlink(dir + "/t.bin", dir + "/t-link.bin");
+  for (const std::string& out : {dir + "/./m.bin", dir + "//t.bin", dir + "/t-link.bin"}) {
+    auto r = test::run_nexttok({"convert", "llama2c", dir + "/m.bin", dir + "/t.bin", "-o", out});
+    EXPECT_EQ(r.rc, 1) << out << ": " << r.err;
+    EXPECT_NE(r.err.find("same file"), std::string::npos) << out << ": " << r.err;
+  }
+  EXPECT_TRUE(test::read_text(dir + "/m.bin") == model) << "the checkpoint was overwritten";
+  EXPECT_TRUE(test::read_text(dir + "/t.bin") == tok) << "the tokenizer was overwritten";
+}
+
+TEST(ConvertLlama2c, DirectoriesAreErrors) {
+  NT_REQUIRE_SHARED();
+  auto ref = GgufFile::open(test::shared_path("models/stories15M-f32.gguf"));
+  ASSERT_TRUE(ref.ok());
+  const std::string dir = test::temp_dir();
+  write_llama2c(*ref, dir + "/m.bin", dir + "/t.bin", false);
+  std::filesystem::create_directory(dir + "/d");
+  auto r = test::run_nexttok({"convert", "llama2c", dir + "/m.bin", dir + "/t.bin", "-o", dir + "/d"});
+  EXPECT_EQ(r.rc, 1) << r.err;
+  EXPECT_NE(r.err.find("/d: is a directory"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/d.tmp")) << "temporary file left behind";
+  r = test::run_nexttok({"convert", "llama2c", dir + "/d", dir + "/t.bin", "-o", dir + "/o.gguf"});
+  EXPECT_EQ(r.rc, 1) << r.err;
+  EXPECT_NE(r.err.find("/d: is a directory"), std::string::npos) << r.err;
+  r = test::run_nexttok({"convert", "llama2c", dir + "/m.bin", dir + "/d", "-o", dir + "/o.gguf"});
+  EXPECT_EQ(r.rc, 1) << r.err;
+  EXPECT_NE(r.err.find("/d: is a directory"), std::string::npos) << r.err;
 }
 
 }  // namespace

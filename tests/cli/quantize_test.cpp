@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -115,6 +116,62 @@ TEST(QuantizeCli, UsageAndInputErrors) {
   r = test::run_nexttok({"quantize", dir + "/bad.gguf", dir + "/b.gguf", "q8_0"});
   EXPECT_EQ(r.rc, 1);
   EXPECT_NE(r.err.find("bad.gguf"), std::string::npos) << r.err;
+}
+
+// A copy of the F32 model in a fresh directory, for tests that might destroy their input.
+std::string copy_f32(const std::string& dir, const std::string& name) {
+  const std::string p = dir + "/" + name;
+  std::filesystem::copy_file(test::shared_path("models/stories15M-f32.gguf"), p);
+  return p;
+}
+
+bool exists(const std::string& p) { return std::filesystem::exists(std::filesystem::symlink_status(p)); }
+
+TEST(QuantizeCli, RefusesToOverwriteItsInputUnderAnotherName) {
+  NT_REQUIRE_SHARED();
+  const std::string dir = test::temp_dir();
+  const std::string in = copy_f32(dir, "a.gguf");
+  const std::string original = test::read_text(in);
+  std::filesystem::create_symlink(in, dir + "/link.gguf");
+  std::filesystem::create_hard_link(in, dir + "/hard.gguf");
+  // the spelling: a relative path and the same path with "./" (run from the file's folder)
+  auto r = test::run_program({"/bin/sh", "-c", "cd '" + dir + "' && exec '" + test::nexttok_bin() +
+                                                   "' quantize a.gguf ./a.gguf q4_0"});
+  EXPECT_EQ(r.rc, 1) << r.err;
+  EXPECT_NE(r.err.find("same file"), std::string::npos) << r.err;
+  for (const std::string& out : {dir + "/./a.gguf", dir + "//a.gguf", dir + "/../" +
+                                     std::filesystem::path(dir).filename().string() + "/a.gguf",
+                                 dir + "/link.gguf", dir + "/hard.gguf"}) {
+    r = test::run_nexttok({"quantize", in, out, "q4_0"});
+    EXPECT_EQ(r.rc, 1) << out << ": " << r.err;
+    EXPECT_NE(r.err.find("same file"), std::string::npos) << out << ": " << r.err;
+  }
+  EXPECT_TRUE(test::read_text(in) == original) << "the F32 input was overwritten";
+  EXPECT_FALSE(exists(in + ".tmp"));
+}
+
+TEST(QuantizeCli, RefusesAnInputThatIsTheOutputsTemporary) {
+  NT_REQUIRE_SHARED();
+  // the output is written to OUT.tmp first: that must not truncate the input being read
+  const std::string dir = test::temp_dir();
+  const std::string in = copy_f32(dir, "a.gguf.tmp");
+  const std::string original = test::read_text(in);
+  auto r = test::run_nexttok({"quantize", in, dir + "/a.gguf", "q8_0"});
+  EXPECT_EQ(r.rc, 1) << r.err;
+  EXPECT_NE(r.err.find("a.gguf.tmp"), std::string::npos) << r.err;
+  EXPECT_TRUE(test::read_text(in) == original) << "the input was overwritten";
+  EXPECT_FALSE(exists(dir + "/a.gguf"));
+}
+
+TEST(QuantizeCli, OutputDirectoryFailsBeforeTheWorkAndLeavesNoTemporary) {
+  NT_REQUIRE_SHARED();
+  const std::string dir = test::temp_dir();
+  std::filesystem::create_directory(dir + "/out.gguf");
+  auto r = test::run_nexttok({"quantize", test::shared_path("models/stories15M-f32.gguf"), dir + "/out.gguf", "q8_0"});
+  EXPECT_EQ(r.rc, 1) << r.err;
+  EXPECT_NE(r.err.find("out.gguf: is a directory"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("token_embd.weight"), std::string::npos) << "checked before converting any tensor: " << r.err;
+  EXPECT_FALSE(exists(dir + "/out.gguf.tmp")) << "temporary file left behind";
 }
 
 }  // namespace

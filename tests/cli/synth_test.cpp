@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -159,6 +160,31 @@ TEST(Synth, UsageErrors) {
   EXPECT_EQ(test::run_nexttok(a).rc, 2);
   a = synth_args("llama", "q8_0", dir + "/x.gguf", dir + "/no-vocab.gguf");
   EXPECT_EQ(test::run_nexttok(a).rc, 1);
+}
+
+TEST(Synth, RefusesToOverwriteTheVocabFile) {
+  NT_REQUIRE_SHARED();
+  const std::string dir = test::temp_dir();
+  const std::string vocab = dir + "/v.gguf";
+  std::filesystem::copy_file(test::shared_path("vocab/ggml-vocab-llama-spm.gguf"), vocab);
+  const std::string original = test::read_text(vocab);
+  std::filesystem::create_symlink(vocab, dir + "/link.gguf");
+  for (const std::string& out : {dir + "/./v.gguf", dir + "/link.gguf"}) {
+    auto r = test::run_nexttok(synth_args("llama", "q8_0", out, vocab));
+    EXPECT_EQ(r.rc, 1) << out << ": " << r.err;
+    EXPECT_NE(r.err.find("same file"), std::string::npos) << out << ": " << r.err;
+  }
+  EXPECT_TRUE(test::read_text(vocab) == original) << "the vocab file was overwritten";
+}
+
+TEST(Synth, OutputDirectoryFailsAndLeavesNoTemporary) {
+  NT_REQUIRE_SHARED();
+  const std::string dir = test::temp_dir();
+  std::filesystem::create_directory(dir + "/out.gguf");
+  auto r = test::run_nexttok(synth_args("llama", "q8_0", dir + "/out.gguf", test::shared_path("vocab/ggml-vocab-llama-spm.gguf")));
+  EXPECT_EQ(r.rc, 1) << r.err;
+  EXPECT_NE(r.err.find("out.gguf: is a directory"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/out.gguf.tmp")) << "temporary file left behind";
 }
 
 }  // namespace
