@@ -57,15 +57,18 @@ int cmd_quantize(int argc, char** argv) {
                "norms and 1-D tensors stay as they are; the output projection gets Q6_K (Q8_0 if rows\n"
                "are not a multiple of 256); q4_k_m/q5_k_m give some attn_v/ffn_down layers Q6_K; rows\n"
                "that a K-quant cannot hold fall back to Q5_0/Q5_1/Q8_0 (then F16). A line per tensor\n"
-               "goes to stderr.",
+               "goes to stderr. Like llama-quantize, converting tensors that are already quantized (a\n"
+               "second loss of precision) needs --allow-requantize; F32, F16 and BF16 inputs do not.",
                "quantize"};
   std::string in, out, type_name;
   int n_threads = ThreadPool::default_threads();
-  bool dry_run = false;
+  bool dry_run = false, allow_requantize = false;
   app.add_option("input", in, "input GGUF (any supported tensor types)")->required();
   app.add_option("output", out, "output GGUF")->required();
   app.add_option("type", type_name, "target: " + quant_preset_names() + " (case-insensitive)")->required();
   app.add_option("-t,--threads", n_threads, "threads")->check(CLI::Range(1, 1024));
+  app.add_flag("--allow-requantize", allow_requantize,
+               "convert tensors that are already quantized (Q8_0, Q4_K, ...): quality is lost twice");
   app.add_flag("--dry-run", dry_run, "print the plan (tensor name, current type, new type) to stdout; write nothing");
   if (int rc = parse_args(app, argc, argv); rc >= 0) return rc;
 
@@ -91,6 +94,20 @@ int cmd_quantize(int argc, char** argv) {
   if (auto arch = f.get_str("general.architecture"))
     n_layer = f.get_u64(std::string(*arch) + ".block_count").value_or(0);
   const std::vector<TensorPlan> plans = plan_quant_mix(*preset, descs, n_layer);
+  // llama.cpp's rule: a tensor whose type changes must come from F32, F16 or BF16
+  for (size_t i = 0; i < f.tensors().size() && !allow_requantize; ++i) {
+    const GgufTensor& t = f.tensors()[i];
+    if (plans[i].type == t.type || dtype_info(t.type).block_size == 1) continue;
+    const std::string msg =
+        str_printf("%s: tensor '%s' is already quantized (%s); converting it to %s loses quality twice. Quantize "
+                   "from the F32/F16 original, or pass --allow-requantize to do it anyway",
+                   in.c_str(), t.name.c_str(), std::string(dtype_name(t.type)).c_str(),
+                   std::string(dtype_name(plans[i].type)).c_str());
+    if (!dry_run) return fail("quantize", msg);
+    std::fprintf(stderr, "nexttok quantize: note: %s\n", msg.c_str());
+    break;
+  }
+
 
   if (dry_run) {
     for (size_t i = 0; i < f.tensors().size(); ++i)

@@ -94,7 +94,8 @@ TEST(QuantizeCli, EveryPresetProducesALoadableFile) {
   NT_REQUIRE_SHARED();
   const std::string dir = test::temp_dir();
   for (const char* type : {"f16", "BF16", "q5_k_m", "Q6_K", "q4_k_m"}) {
-    auto r = test::run_nexttok({"quantize", test::shared_path("models/stories15M-q8_0.gguf"), dir + "/o.gguf", type});
+    auto r = test::run_nexttok(
+        {"quantize", test::shared_path("models/stories15M-q8_0.gguf"), dir + "/o.gguf", type, "--allow-requantize"});
     ASSERT_EQ(r.rc, 0) << type << ": " << r.err;
     auto f = GgufFile::open(dir + "/o.gguf");
     ASSERT_TRUE(f.ok()) << f.error().message;
@@ -172,6 +173,31 @@ TEST(QuantizeCli, OutputDirectoryFailsBeforeTheWorkAndLeavesNoTemporary) {
   EXPECT_NE(r.err.find("out.gguf: is a directory"), std::string::npos) << r.err;
   EXPECT_EQ(r.err.find("token_embd.weight"), std::string::npos) << "checked before converting any tensor: " << r.err;
   EXPECT_FALSE(exists(dir + "/out.gguf.tmp")) << "temporary file left behind";
+}
+
+TEST(QuantizeCli, RequantizingNeedsAllowRequantize) {
+  NT_REQUIRE_SHARED();
+  const std::string dir = test::temp_dir();
+  const std::string q8 = test::shared_path("models/stories15M-q8_0.gguf");
+  // like llama-quantize: converting an already quantized tensor loses quality twice over
+  auto r = test::run_nexttok({"quantize", q8, dir + "/q4.gguf", "q4_0"});
+  EXPECT_EQ(r.rc, 1) << r.err;
+  EXPECT_NE(r.err.find("--allow-requantize"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("Q8_0"), std::string::npos) << "names the source type: " << r.err;
+  EXPECT_FALSE(exists(dir + "/q4.gguf"));
+  EXPECT_FALSE(exists(dir + "/q4.gguf.tmp"));
+  r = test::run_nexttok({"quantize", q8, dir + "/q4.gguf", "q4_0", "--allow-requantize"});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_TRUE(exists(dir + "/q4.gguf"));
+  // keeping every tensor's type is a copy, not a requantization
+  r = test::run_nexttok({"quantize", q8, dir + "/same.gguf", "q8_0"});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  // F16 -> Q8_0 is not a requantization either (llama.cpp allows F32, F16 and BF16 sources)
+  r = test::run_nexttok({"quantize", q8, dir + "/f16.gguf", "f16", "--allow-requantize"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  r = test::run_nexttok({"quantize", dir + "/f16.gguf", dir + "/back.gguf", "q8_0"});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(test::run_nexttok({"quantize", "--help"}).out.find("--allow-requantize"), std::string::npos);
 }
 
 }  // namespace
