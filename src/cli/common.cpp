@@ -74,12 +74,15 @@ std::string default_model_path() {
 
 Result<std::string> resolve_model(const std::string& m) {
   std::string path = m.empty() ? default_model_path() : m;
-  if (!file_exists(path)) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
     if (m.empty())
       return Error{"no model given and the default model " + path +
                    " does not exist; run scripts/setup.sh or pass -m MODEL.gguf"};
     return Error{path + ": no such file"};
   }
+  if (S_ISDIR(st.st_mode)) return Error{path + ": is a directory (give the model's .gguf file)"};
+  if (!S_ISREG(st.st_mode)) return Error{path + ": not a regular file"};
   return path;
 }
 
