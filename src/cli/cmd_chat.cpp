@@ -14,6 +14,7 @@
 #include "cli/common.h"
 #include "cli/generate.h"
 #include "cli/model_setup.h"
+#include "core/files.h"
 #include "core/strings.h"
 #include "engine/chat_format.h"
 #include "template/chat_template.h"
@@ -108,7 +109,10 @@ Result<Renderer> make_renderer(const ChatArgs& a, const Tokenizer& tok, const Gg
   return r;
 }
 
-Status save_conversation(const std::string& path, const Renderer& r, const std::vector<ChatMessage>& msgs) {
+// `inputs`: the files this session reads (the model is mmapped: overwriting it would crash the engine).
+Status save_conversation(const std::string& path, const Renderer& r, const std::vector<ChatMessage>& msgs,
+                         const std::vector<std::string>& inputs) {
+  NT_TRY(check_output_path(path, inputs));
   nlohmann::ordered_json j;
   j["format"] = r.name();
   j["messages"] = nlohmann::ordered_json::array();
@@ -205,7 +209,7 @@ int cmd_chat(int argc, char** argv) {
                     static_cast<long long>(stats.generated), stats.last_ttft_ms,
                     stats.decode_ms > 0 ? stats.decoded / (stats.decode_ms / 1000.0) : 0.0);
       } else if (cmd == "/save" && !arg.empty()) {
-        if (auto s = save_conversation(arg, rend, messages); !s) std::printf("[error: %s]\n", s.error().message.c_str());
+        if (auto s = save_conversation(arg, rend, messages, {lm->path, a.chat_template_file}); !s) std::printf("[error: %s]\n", s.error().message.c_str());
         else std::printf("[saved %zu messages to %s]\n", messages.size(), arg.c_str());
       } else if (cmd == "/load" && !arg.empty()) {
         auto msgs = load_conversation(arg);
