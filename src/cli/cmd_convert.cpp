@@ -14,6 +14,7 @@
 #include "core/mapped_file.h"
 #include "core/strings.h"
 #include "gguf/gguf_writer.h"
+#include "model/arch_table.h"
 
 namespace nt::cli {
 
@@ -234,18 +235,19 @@ int cmd_convert(int argc, char** argv) {
                c.seq_len, c.shared_classifier ? "shared" : "separate");
 
   GgufWriter w;
-  w.set_str("general.architecture", "llama");
+  const std::string arch = arch_info(Arch::Llama).name, a = arch + ".";  // llama2.c models are llama
+  w.set_str("general.architecture", arch);
   w.set_str("general.name", name.empty() ? stem(model_path) : name);
   w.set_u32("general.file_type", 0);  // all F32
-  w.set_u32("llama.context_length", static_cast<uint32_t>(c.seq_len));
-  w.set_u32("llama.embedding_length", static_cast<uint32_t>(c.dim));
-  w.set_u32("llama.feed_forward_length", static_cast<uint32_t>(c.hidden_dim));
-  w.set_u32("llama.block_count", static_cast<uint32_t>(c.n_layers));
-  w.set_u32("llama.attention.head_count", static_cast<uint32_t>(c.n_heads));
-  w.set_u32("llama.attention.head_count_kv", static_cast<uint32_t>(c.n_kv_heads));
-  w.set_u32("llama.rope.dimension_count", static_cast<uint32_t>(c.dim / c.n_heads));
-  w.set_f32("llama.attention.layer_norm_rms_epsilon", rms_eps);
-  w.set_u32("llama.vocab_size", static_cast<uint32_t>(c.vocab_size));
+  w.set_u32(a + "context_length", static_cast<uint32_t>(c.seq_len));
+  w.set_u32(a + "embedding_length", static_cast<uint32_t>(c.dim));
+  w.set_u32(a + "feed_forward_length", static_cast<uint32_t>(c.hidden_dim));
+  w.set_u32(a + "block_count", static_cast<uint32_t>(c.n_layers));
+  w.set_u32(a + "attention.head_count", static_cast<uint32_t>(c.n_heads));
+  w.set_u32(a + "attention.head_count_kv", static_cast<uint32_t>(c.n_kv_heads));
+  w.set_u32(a + "rope.dimension_count", static_cast<uint32_t>(c.dim / c.n_heads));
+  w.set_f32(a + "attention.layer_norm_rms_epsilon", rms_eps);
+  w.set_u32(a + "vocab_size", static_cast<uint32_t>(c.vocab_size));
   w.set_u32("general.alignment", 32);
   w.set_str("tokenizer.ggml.model", "llama");
   w.set_str("tokenizer.ggml.pre", "default");

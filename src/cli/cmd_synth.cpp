@@ -1,5 +1,6 @@
-// cli/cmd_synth.cpp — `nexttok synth`: a random-weight model of any llama / qwen2 / qwen3 shape, in
-// any quantize preset, with the tokenizer copied from a vocab GGUF — for benchmarks at real sizes.
+// cli/cmd_synth.cpp — `nexttok synth`: a random-weight model of any shape of a supported
+// architecture (model/arch_table.h), in any quantize preset, with the tokenizer copied from a
+// vocab GGUF — for benchmarks at real sizes.
 // Weights are uniform with standard deviation 1/sqrt(fan-in) (norm weights 1), so activations stay
 // finite through the layers. Generation and quantization run on all threads, slab by slab, and
 // stream to disk (the file never sits in memory). Output is deterministic for a given --seed.
@@ -17,6 +18,7 @@
 #include "core/thread_pool.h"
 #include "gguf/gguf.h"
 #include "gguf/gguf_writer.h"
+#include "model/arch_table.h"
 #include "model/quant_mix.h"
 #include "tensor/quantize.h"
 
@@ -72,8 +74,16 @@ int cmd_synth(int argc, char** argv) {
   int n_threads = ThreadPool::default_threads();
   bool tied = false, best = false;
   double rope_base = 0;
-  app.add_option("--arch", arch, "architecture: llama, qwen2 (q/k/v biases), qwen3 (q/k norms)")->required()
-      ->check(CLI::IsMember({"llama", "qwen2", "qwen3"}));
+  std::vector<std::string> arch_names;
+  std::string arch_help = "architecture:", rope_help = "rope.freq_base (default:";
+  for (const ArchInfo& a : arch_table()) {
+    arch_names.emplace_back(a.name);
+    arch_help += str_printf("%s %s%s%s%s", arch_names.size() > 1 ? "," : "", a.name, *a.summary ? " (" : "", a.summary,
+                            *a.summary ? ")" : "");
+    rope_help += str_printf("%s %.0f %s", arch_names.size() > 1 ? "," : "", a.synth_rope_freq_base, a.name);
+  }
+  rope_help += ")";
+  app.add_option("--arch", arch, arch_help)->required()->check(CLI::IsMember(arch_names));
   app.add_option("--n-embd", n_embd, "embedding size")->required()->check(CLI::Range(int64_t(1), int64_t(1) << 20));
   app.add_option("--n-layer", n_layer, "layers")->required()->check(CLI::Range(int64_t(1), int64_t(4096)));
   app.add_option("--n-head", n_head, "attention heads")->required()->check(CLI::Range(int64_t(1), int64_t(1) << 14));
@@ -86,7 +96,7 @@ int cmd_synth(int argc, char** argv) {
   app.add_option("--type", type_name, "weight type: " + quant_preset_names() + " (default f16)");
   app.add_option("-o,--output", out, "output GGUF")->required();
   app.add_option("--seed", seed, "seed of the random weights (default 42)");
-  app.add_option("--rope-freq-base", rope_base, "rope.freq_base (default: 10000 llama, 1000000 qwen)");
+  app.add_option("--rope-freq-base", rope_base, rope_help);
   app.add_flag("--tie-embeddings", tied, "no output.weight: the output projection reuses token_embd");
   app.add_flag("--best", best, "full quantizer search (slower; random weights do not need it)");
   app.add_option("-t,--threads", n_threads, "threads")->check(CLI::Range(1, 1024));
@@ -114,7 +124,7 @@ int cmd_synth(int argc, char** argv) {
     return fail("synth", vocab_path + ": no tokenizer.ggml.tokens array (not a vocab GGUF?)");
   const int64_t n_vocab = static_cast<int64_t>(toks->n);
 
-  const bool is_qwen = arch != "llama";
+  const ArchInfo& info = *find_arch(arch);  // --arch was checked against the table
   const int64_t q_dim = n_head * head_dim, kv_dim = n_head_kv * head_dim;
   const std::string a = arch + ".";
   GgufWriter w;
@@ -129,13 +139,13 @@ int cmd_synth(int argc, char** argv) {
   w.set_u32(a + "block_count", static_cast<uint32_t>(n_layer));
   w.set_u32(a + "attention.head_count", static_cast<uint32_t>(n_head));
   w.set_u32(a + "attention.head_count_kv", static_cast<uint32_t>(n_head_kv));
-  if (arch == "qwen3" || head_dim * n_head != n_embd) {
+  if (info.synth_key_length || head_dim * n_head != n_embd) {
     w.set_u32(a + "attention.key_length", static_cast<uint32_t>(head_dim));
     w.set_u32(a + "attention.value_length", static_cast<uint32_t>(head_dim));
   }
   w.set_u32(a + "rope.dimension_count", static_cast<uint32_t>(head_dim));
-  w.set_f32(a + "rope.freq_base", static_cast<float>(rope_base > 0 ? rope_base : is_qwen ? 1000000.0 : 10000.0));
-  w.set_f32(a + "attention.layer_norm_rms_epsilon", is_qwen ? 1e-6f : 1e-5f);
+  w.set_f32(a + "rope.freq_base", static_cast<float>(rope_base > 0 ? rope_base : info.synth_rope_freq_base));
+  w.set_f32(a + "attention.layer_norm_rms_epsilon", info.synth_rms_eps);
   w.set_u32(a + "vocab_size", static_cast<uint32_t>(n_vocab));
   for (const auto& kv : vocab->kvs())
     if (starts_with(kv.key, "tokenizer.")) w.set_value(kv.key, kv.value);
@@ -145,7 +155,7 @@ int cmd_synth(int argc, char** argv) {
   std::vector<SynthTensor> ts;
   auto add = [&](std::string name, std::vector<uint64_t> ne, Fill fill) { ts.push_back({std::move(name), std::move(ne), fill}); };
   const uint64_t E = static_cast<uint64_t>(n_embd), F = static_cast<uint64_t>(n_ff), V = static_cast<uint64_t>(n_vocab);
-  const uint64_t Q = static_cast<uint64_t>(q_dim), K = static_cast<uint64_t>(kv_dim), H = static_cast<uint64_t>(head_dim);
+  const uint64_t Q = static_cast<uint64_t>(q_dim), K = static_cast<uint64_t>(kv_dim);
   add("token_embd.weight", {E, V}, Fill::kRandom);
   for (int64_t i = 0; i < n_layer; ++i) {
     const std::string b = "blk." + std::to_string(i) + ".";
@@ -153,15 +163,9 @@ int cmd_synth(int argc, char** argv) {
     add(b + "attn_q.weight", {E, Q}, Fill::kRandom);
     add(b + "attn_k.weight", {E, K}, Fill::kRandom);
     add(b + "attn_v.weight", {E, K}, Fill::kRandom);
-    if (arch == "qwen2") {
-      add(b + "attn_q.bias", {Q}, Fill::kSmall);
-      add(b + "attn_k.bias", {K}, Fill::kSmall);
-      add(b + "attn_v.bias", {K}, Fill::kSmall);
-    }
-    if (arch == "qwen3") {
-      add(b + "attn_q_norm.weight", {H}, Fill::kOnes);
-      add(b + "attn_k_norm.weight", {H}, Fill::kOnes);
-    }
+    for (const LayerVector& v : info.layer_vectors)
+      add(b + v.tensor, {static_cast<uint64_t>(vec_len(v.len, n_head, n_head_kv, head_dim))},
+          v.is_norm ? Fill::kOnes : Fill::kSmall);
     add(b + "attn_output.weight", {Q, E}, Fill::kRandom);
     add(b + "ffn_norm.weight", {E}, Fill::kOnes);
     add(b + "ffn_gate.weight", {E, F}, Fill::kRandom);

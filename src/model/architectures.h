@@ -1,17 +1,24 @@
-// model/architectures.h — what each architecture adds to the shared decoder layer. One .cpp per
-// architecture (llama.cpp, qwen2.cpp, qwen3.cpp); the shared layer loop lives in forward.cpp.
+// model/architectures.h — internal: the pieces the rows of arch_table.cpp are built from (shared
+// per-layer vector lists, loader hooks). One <arch>.cpp per architecture that needs a hook
+// (llama.cpp); the shared layer loop lives in forward.cpp.
 #pragma once
 
+#include <span>
+
+#include "model/arch_table.h"
 #include "model/model.h"
 #include "model/weight_loader.h"
 
 namespace nt {
 
-// Loads the architecture-specific tensors of layer il (biases, Q/K norms) after the shared ones.
+// Q/K/V biases: required by qwen2, used by llama when a file has them.
+extern const LayerVector kQkvBias[3];
+
+// Loads `vectors` of layer il into l (errors name the missing or mis-sized tensor).
+Status load_layer_vectors(const WeightLoader& wl, const ModelConfig& c, int il, std::span<const LayerVector> vectors,
+                          LayerWeights& l);
+
+// Hooks (ArchInfo::load_layer).
 Status llama_load_layer(const WeightLoader& wl, const ModelConfig& c, int il, LayerWeights& l);
-Status qwen2_load_layer(const WeightLoader& wl, const ModelConfig& c, int il, LayerWeights& l);
-// Q/K/V biases of layer il (defined in qwen2.cpp; llama uses them when a file has them).
-Status load_qkv_bias(const WeightLoader& wl, const ModelConfig& c, int il, LayerWeights& l);
-Status qwen3_load_layer(const WeightLoader& wl, const ModelConfig& c, int il, LayerWeights& l);
 
 }  // namespace nt

@@ -1,13 +1,11 @@
-// model/llama.cpp — the llama architecture (llama2.c stories, Llama 2/3, Mistral, SmolLM): the
-// shared pre-norm decoder layer with normal-style RoPE, no biases; optional Llama 3 rope_freqs
-// (read by the loader) and a tied or separate output weight.
+// model/llama.cpp — the llama architecture's loader hook: some llama-architecture exports carry
+// Q/K/V attention biases; use them when present (all three, or an error naming the missing one).
 #include "model/architectures.h"
 
 namespace nt {
 
 Status llama_load_layer(const WeightLoader& wl, const ModelConfig& c, int il, LayerWeights& l) {
-  // Some llama-architecture exports carry attention biases; use them when present.
-  if (wl.has(layer_tensor(il, "attn_q.bias"))) return load_qkv_bias(wl, c, il, l);
+  if (wl.has(layer_tensor(il, kQkvBias[0].tensor))) return load_layer_vectors(wl, c, il, kQkvBias, l);
   return {};
 }
 

@@ -1,4 +1,4 @@
-// model/model.h — a loaded decoder-only transformer (llama, qwen2, qwen3) and its forward pass over a
+// model/model.h — a loaded decoder-only transformer (see arch_table.h) and its forward pass over a
 // batch of tokens drawn from any number of sequences. Owns: weight views into the mmapped GGUF (never
 // copied, except small norm/bias vectors stored in other types) and the layer loop.
 // Must not know: tokenizers, sampling, scheduling, how the KV cache allocates blocks.

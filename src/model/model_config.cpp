@@ -7,11 +7,6 @@
 
 namespace nt {
 
-const std::vector<std::string>& supported_architectures() {
-  static const std::vector<std::string> k = {"llama", "qwen2", "qwen3"};
-  return k;
-}
-
 Result<ModelConfig> read_model_config(const GgufFile& f) {
   auto shape = read_model_shape(f);
   if (!shape) return shape.error();
@@ -20,12 +15,11 @@ Result<ModelConfig> read_model_config(const GgufFile& f) {
   if (!sh.architecture)
     return make_error("%s: no general.architecture key (is this a vocab-only file?)", f.path().c_str());
   c.arch_name = *sh.architecture;
-  if (c.arch_name == "llama") c.arch = Arch::Llama;
-  else if (c.arch_name == "qwen2") c.arch = Arch::Qwen2;
-  else if (c.arch_name == "qwen3") c.arch = Arch::Qwen3;
-  else
-    return make_error("%s: architecture '%s' is not supported (supported: llama, qwen2, qwen3)",
-                      f.path().c_str(), c.arch_name.c_str());
+  const ArchInfo* arch = find_arch(c.arch_name);
+  if (!arch)
+    return make_error("%s: architecture '%s' is not supported (supported: %s)", f.path().c_str(),
+                      c.arch_name.c_str(), supported_arch_names().c_str());
+  c.arch = arch->arch;
   c.name = sh.name.value_or("");
   const std::string p = c.arch_name + ".";
 
@@ -55,7 +49,7 @@ Result<ModelConfig> read_model_config(const GgufFile& f) {
   if (sh.rms_eps) c.rms_eps = static_cast<float>(*sh.rms_eps);
 
   RopeParams& r = c.rope;
-  r.style = c.arch == Arch::Llama ? RopeStyle::Normal : RopeStyle::NeoX;
+  r.style = arch->rope;
   r.n_rot = c.head_dim;
   if (sh.rope_dims) NT_TRY(req(sh.rope_dims, "rope.dimension_count", r.n_rot, static_cast<uint64_t>(c.head_dim)));
   if (r.n_rot % 2 != 0) return make_error("%s: rope.dimension_count %d must be even", f.path().c_str(), r.n_rot);

@@ -3,15 +3,13 @@
 #pragma once
 
 #include <string>
-#include <vector>
 
 #include "core/result.h"
 #include "gguf/gguf.h"
 #include "kernels/kernels.h"
+#include "model/arch_table.h"
 
 namespace nt {
-
-enum class Arch { Llama, Qwen2, Qwen3 };
 
 struct ModelConfig {
   Arch arch = Arch::Llama;
@@ -31,8 +29,5 @@ struct ModelConfig {
 
 // Reads and validates the config; errors name the missing or invalid key and the file.
 Result<ModelConfig> read_model_config(const GgufFile& f);
-
-// Architectures this build can run, for error messages.
-const std::vector<std::string>& supported_architectures();
 
 }  // namespace nt

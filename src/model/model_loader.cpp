@@ -47,6 +47,7 @@ Result<std::unique_ptr<Model>> Model::load(const std::string& path) {
     c.rope.freq_factors = w.rope_freqs.data();
   }
 
+  const ArchInfo& arch = arch_info(c.arch);
   const int64_t q_dim = int64_t(c.n_head) * c.head_dim, kv_dim = int64_t(c.n_head_kv) * c.head_dim;
   w.layers.resize(static_cast<size_t>(c.n_layer));
   for (int il = 0; il < c.n_layer; ++il) {
@@ -72,13 +73,20 @@ Result<std::unique_ptr<Model>> Model::load(const std::string& path) {
     NT_TRY(mat("ffn_gate.weight", c.n_embd, c.n_ff, l.w_gate));
     NT_TRY(mat("ffn_up.weight", c.n_embd, c.n_ff, l.w_up));
     NT_TRY(mat("ffn_down.weight", c.n_ff, c.n_embd, l.w_down));
-    switch (c.arch) {
-      case Arch::Llama: NT_TRY(llama_load_layer(wl, c, il, l)); break;
-      case Arch::Qwen2: NT_TRY(qwen2_load_layer(wl, c, il, l)); break;
-      case Arch::Qwen3: NT_TRY(qwen3_load_layer(wl, c, il, l)); break;
-    }
+    NT_TRY(load_layer_vectors(wl, c, il, arch.layer_vectors, l));
+    if (arch.load_layer) NT_TRY(arch.load_layer(wl, c, il, l));
   }
   return m;
+}
+
+Status load_layer_vectors(const WeightLoader& wl, const ModelConfig& c, int il, std::span<const LayerVector> vectors,
+                          LayerWeights& l) {
+  for (const LayerVector& v : vectors) {
+    auto r = wl.vector(layer_tensor(il, v.tensor), vec_len(v.len, c.n_head, c.n_head_kv, c.head_dim));
+    if (!r) return r.error();
+    l.*v.field = *r;
+  }
+  return {};
 }
 
 }  // namespace nt
