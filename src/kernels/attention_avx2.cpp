@@ -57,8 +57,7 @@ inline __m128 hsum256_x4(__m256 a0, __m256 a1, __m256 a2, __m256 a3) {
 // query vectors held in registers, each K vector widened once for all three), the rest of the
 // queries one by one over all eight (eight chains, reduced together by hsum256_x8); the positions
 // past the last eight one by one. Every score is the same chain over head_dim = 8 * nv in order
-// and the same hsum256 pairing whichever way it is computed. Share of the pp512 profile at 1
-// thread on the AVX2 Zen 3: stories15M F32 11.3% -> 9.8%, 0.6B F16 2.9% -> 2.5%.
+// and the same hsum256 pairing whichever way it is computed (measurements: docs/kernels.md).
 template <bool kF16>
 void scores_group(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_bytes, size_t off, const float* const* q,
                   int n_g, float scale, float* const* scores, float* mx, int nv) {
@@ -195,9 +194,7 @@ template <int NV>
 AttnRowKernels kernels_for(DType k_type, DType v_type) {
   AttnRowKernels r;
   // Runs of six query vectors: two whole 4 x 3 score tiles (a run of four is a tile and a query
-  // alone). Prefill attention of the 0.6B shape (12 heads, 4 KV heads, head_dim 128, F16 cache,
-  // 512 positions in blocks of 8 tokens), paired runs on the AVX2 Zen 3: 48.6 -> 51.5 GFLOP/s
-  // median, six faster in 20 of 20 pairs.
+  // alone; six was faster in prefill, docs/kernels.md).
   r.run = 6;
   if (k_type == DType::F16) r.scores = scores_nv<NV, true>;
   else if (k_type == DType::F32) r.scores = scores_nv<NV, false>;

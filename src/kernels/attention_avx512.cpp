@@ -87,9 +87,8 @@ float scores_rows(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_byt
 
 // scores_rows for G query heads sharing one KV head, in one pass over K: each K row is loaded and
 // widened once for all G heads (a head's slice of a cached row is a few lines of a row holding
-// every KV head, so three passes read K from memory about three times: 20 layers x 2048 cached
-// positions of the 0.6B shape, one thread, 7.7 -> 5.7 ms per token; tg32 @ d2048 on the 0.6B
-// Q4_0 at 2 threads 54.2 -> 72.9 t/s, 3 interleaved pairs) (tiles of 4 positions x G heads; the 16-position block's
+// every KV head, so three passes read K from memory about three times; docs/kernels.md) (tiles of
+// 4 positions x G heads; the 16-position block's
 // accumulators wait in memory for hsum512_x16). Per head and position exactly the sequence of
 // scores_rows (the fma chain over head_dim in order, the same horizontal sums, * scale), so the
 // scores and their maximum are bit-identical. mx[g] = the maximum of head g's scores.

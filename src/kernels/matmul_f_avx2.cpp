@@ -93,9 +93,8 @@ void tile(const MatArgs& a, int64_t r0, int64_t t0, int64_t rs = 1, int64_t ahea
   };
   int64_t i = 0;
   if constexpr (!XRegs && NT > 1) {
-    // Two steps per trip (same per-lane order). F32 prefill tiles, paired runs on the AVX2 Zen 3
-    // (512 tokens on the stories15M shapes 768 x 288 and 288 x 768, new faster in 156 and 164 of
-    // 200 pairs, +2-4%); the 4 x 3 F16 tiles held activations lost (0 of 30), so they keep one.
+    // Two steps per trip (same per-lane order): faster for the F32 prefill tiles; the 4 x 3 F16
+    // tiles with held activations were slower with two, so they keep one (docs/kernels.md).
     for (; i + 16 <= n; i += 16) {
       step([&](int r) { return L::load(rows[r], i); }, [&](int t) { return X::load(xs[t], i); });
       step([&](int r) { return L::load(rows[r], i + 8); }, [&](int t) { return X::load(xs[t], i + 8); });
@@ -123,10 +122,8 @@ template <class L, class X>
 void rect(const MatArgs& a, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
   // Decode (fewer than 3 tokens): four rows a quarter of the rectangle apart,
   // four streams each read front to back and prefetched kDecodeStreamAhead on (four independent
-  // fma chains). On an AVX2-only Zen 3 (2 cores), 0.6B F16 tg32, interleaved A/B against one row
-  // at a time: 1 thread 7.3 -> 12.3 t/s, 2 threads 14.0 -> 18.2 (the one-row loop was bound by
-  // its single fma chain and by the hardware prefetcher). F32 (before: 3-row tiles of adjacent
-  // rows, no prefetch): stories15M F32 tg128 1 thread 106 -> 181 t/s, 2 threads 192 -> 336.
+  // fma chains). One row at a time was bound by its single fma chain and by the hardware
+  // prefetcher (measurements: docs/kernels.md).
   if (t1 - t0 < 3) {
     const int64_t n = r1 - r0;
     if (n % 4 == 0 && n >= 8) {
@@ -139,14 +136,10 @@ void rect(const MatArgs& a, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
       for (int64_t t = t0; t < t1; ++t) tile<L, X, 1, 1>(a, r, t);
     return;
   }
-  // Prefill. F16 weights with fp16 activations: 4 x 3 tiles, activations in registers (on the Zen
-  // 3, a 60-row x 64-token rectangle in isolation: 77-90 GFLOP/s of a 93 peak, against ~50 for
-  // the 3 x 3 tiles of f32 activations; pp512 on the 0.6B F16, 3 interleaved rounds: 1 thread
-  // 46.5 -> 55.8 t/s, 2 threads 88 -> 112). Cutting the columns into blocks of 512-2048 or
-  // walking token strips outside the rows did not beat this beyond the machine's noise.
+  // Prefill. F16 weights with fp16 activations: 4 x 3 tiles, activations in registers (near the
+  // core's FMA peak; column blocks or token strips outside the rows did not beat it).
   // F32 / BF16 weights: 3 x 4 tiles of f32 activations, the 3 weight vectors held (12
-  // accumulators + 3 + 1 registers; kernels_bench prefill F32 at 1 thread, 6 interleaved rounds:
-  // 47.9 -> 54.2 GFLOP/s median against 3 x 3; 4 x 3 with the activations held: 54.3).
+  // accumulators + 3 + 1 registers). Measurements: docs/kernels.md.
   constexpr int NR = X::kScaled ? 4 : 3, NT = X::kScaled ? 3 : 4;
   constexpr bool kXRegs = X::kScaled;
   int64_t r = r0;

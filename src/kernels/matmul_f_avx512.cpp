@@ -118,8 +118,8 @@ void tile(const MatArgs& a, int64_t r0, int64_t t0, int64_t c0, int64_t c1, floa
 // Tiles of 4 rows x 6 tokens (24 accumulators). Token strips outside, row strips inside: the
 // strip's activations stay in L1 while the rectangle's weight rows stream past. F32 rows longer than
 // 1.5 column blocks are cut into blocks so that the strip's activations (6 x 512 floats, 12 KiB)
-// still fit in L1 beside the weights (F32 prefill at 1536 columns, 1 thread: 90-124 -> 122-149
-// GFLOP/s; F16 / BF16, half the weight bytes, showed no gain and are not cut).
+// still fit in L1 beside the weights (F16 / BF16, half the weight bytes, gained nothing from it
+// and are not cut; measurements: docs/kernels.md).
 constexpr int64_t kColBlock = 512;
 
 template <class L, class X>
@@ -141,13 +141,10 @@ void rect(const MatArgs& a, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
   // The last t1 - t < 6 tokens (all of decode) go through each row once with all of them, in tiles
   // of L::kDecodeRows rows. For the 2-byte types that is one row, no software prefetch: each row is
   // read front to back, which the hardware prefetcher follows better than the software prefetches
-  // of 4-row tiles (tg128 at 1 thread, 0.6B F16: 20.9 -> 22.4 t/s; stories15M F16 811 -> 1023).
-  // Adjacent rows side by side (2 or 4 streams a row apart) fell to 10-16 t/s; for one token, rows
+  // of 4-row tiles. Adjacent rows side by side (streams a row apart) are slow; for one token, rows
   // far apart share a tile instead (long streams; one fma chain per row is bound by the fma
-  // latency, several overlap). Pairs half the rectangle apart: kernels_bench decode F16 at 1
-  // thread 21 -> 32 GB/s, tg128 on the 0.6B F16 24.3 -> 26.0 t/s (llama.cpp 24.1); quarters: see
-  // strip. F32 keeps 4-row tiles: one row lost on
-  // stories15M F32 (1 thread 451 -> 418 t/s, 2 threads 905 -> 725).
+  // latency, several overlap): quarters, see strip. F32 keeps 4-row tiles (one row was slower).
+  // Measurements: docs/kernels.md.
   if (t == t1) return;
   const int64_t k = t1 - t;
   auto strip = [&]<int NT>() {
@@ -155,13 +152,8 @@ void rect(const MatArgs& a, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
     if constexpr (L::kDecodeRows == 1 && NT == 1) {
       // One token: rows a quarter of the rectangle apart in one 4-row tile (four independent fma
       // chains, each still its output's single chain), so four streams far apart, each front to
-      // back; a remainder of 2-3 rows pairs rows half of it apart. Against the 2-row pairs:
-      // kernels_bench decode_hot F16 +33% (fma latency hidden), streamed even; tg64 on the 0.6B
-      // F16 at 2 threads +2.9% (10 interleaved pairs, every one above), 1 thread even. Each stream
-      // prefetches 1 KiB ahead of its loads (kStreamAhead): tg on the 0.6B F16, interleaved,
-      // 2 threads 48.5 -> 55.5 t/s (80 -> 91% of the probe), 1 thread 20.5 -> 22.4; kernels_bench
-      // decode F16 / BF16 at 1 thread +8-28% (with the weights in L2 -19%: the prefetches cost
-      // issue slots there). A prefetch one row (3-8 KiB) ahead lost 11-13% at 1 thread.
+      // back; a remainder of 2-3 rows pairs rows half of it apart. Each stream prefetches 1 KiB
+      // ahead of its loads (kStreamAhead; one row ahead was slower). Measurements: docs/kernels.md.
       const int64_t quarter = (r1 - r0) / 4;
       for (; r < r0 + quarter; ++r) tile<L, X, 4, 1>(a, r, t, 0, n, nullptr, quarter);
       r = r0 + 4 * quarter;
