@@ -68,25 +68,4 @@ std::string visible_piece(std::string_view p) {
   return out;
 }
 
-std::optional<KvShape> kv_shape(const GgufFile& f) {
-  auto arch = f.get_str("general.architecture");
-  if (!arch) return std::nullopt;
-  KvShape s;
-  s.arch = std::string(*arch);
-  const std::string a = s.arch + ".";
-  auto n_layer = f.get_u64(a + "block_count");
-  auto n_head = f.get_u64(a + "attention.head_count");
-  auto n_embd = f.get_u64(a + "embedding_length");
-  if (!n_layer || !n_head || *n_head == 0) return std::nullopt;
-  auto n_head_kv = f.get_u64(a + "attention.head_count_kv");
-  auto key_len = f.get_u64(a + "attention.key_length");
-  s.n_layer = *n_layer;
-  s.n_head_kv = n_head_kv ? *n_head_kv : *n_head;
-  if (key_len) s.head_dim = *key_len;
-  else if (n_embd) s.head_dim = *n_embd / *n_head;
-  else return std::nullopt;
-  s.n_ctx_train = f.get_u64(a + "context_length");
-  return s;
-}
-
 }  // namespace nt::cli

@@ -1,4 +1,4 @@
-// The token commands run as the real executable: tokenize, detokenize, count.
+// The token commands run as the real executable: tokenize, detokenize (count: tests/cli/count_test.cpp).
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -79,57 +79,6 @@ TEST(CliDetokenize, ExactText) {
   EXPECT_EQ(run_nexttok({"detokenize", "-m", vocab("llama-bpe"), "999999999"}).rc, 1);
   EXPECT_EQ(run_nexttok({"detokenize", "-m", vocab("llama-bpe"), "12x"}).rc, 1);
   EXPECT_EQ(run_nexttok({"detokenize", "-m", vocab("llama-bpe")}).rc, 2);
-}
-
-TEST(CliCount, TableJsonAndProjection) {
-  NT_REQUIRE_SHARED();
-  const std::string dir = nt::test::temp_dir();
-  nt::test::write_text(dir + "/zh.txt", "大型语言模型读取的是词元而不是字符。");
-  nt::test::write_text(dir + "/en.txt", "Models read tokens, not characters.");
-  auto r = run_nexttok({"count", "-m", vocab("llama-spm"), "-m", vocab("qwen2"), dir + "/zh.txt", dir + "/en.txt",
-                        "--no-bos", "--per-request", "100", "--ctx", "110", "--concurrency", "4", "--price-in", "1",
-                        "--price-out", "2", "--json"});
-  ASSERT_EQ(r.rc, 0) << r.err;
-  json j = json::parse(r.out);
-  ASSERT_EQ(j["models"].size(), 2u);
-  for (const auto& m : j["models"]) {
-    ASSERT_EQ(m["texts"].size(), 2u);
-    EXPECT_EQ(m["texts"][0]["chars"], 18);
-    EXPECT_EQ(m["texts"][0]["bytes"], 54);
-    const int zh = m["texts"][0]["tokens"], en = m["texts"][1]["tokens"];
-    EXPECT_EQ(m["total"]["tokens"], zh + en);
-    const auto& req = m["projection"]["requests"];
-    EXPECT_EQ(req[0]["total_tokens"], zh + 100);
-    EXPECT_EQ(req[0]["fits"], zh + 100 <= 110);
-    EXPECT_NEAR(req[1]["cost"].get<double>(), (en * 1.0 + 100 * 2.0) / 1e6, 1e-12);
-    // The vocab files carry the model shape: K+V in F16 for every layer.
-    if (!m["projection"]["kv_bytes_per_token"].is_null()) {
-      const uint64_t kv = m["projection"]["kv_bytes_per_token"];
-      EXPECT_EQ(req[0]["kv_bytes_total"].get<uint64_t>(), kv * (zh + 100) * 4);
-    }
-  }
-  // Qwen2 needs fewer tokens than Llama 2 for Chinese.
-  EXPECT_LT(j["models"][1]["texts"][0]["tokens"].get<int>(), j["models"][0]["texts"][0]["tokens"].get<int>());
-  // Counts agree with tokenize.
-  auto t = run_nexttok({"tokenize", "-m", vocab("qwen2"), "-f", dir + "/en.txt", "--json", "--no-bos"});
-  EXPECT_EQ(json::parse(t.out)["n_tokens"], j["models"][1]["texts"][1]["tokens"]);
-
-  auto table = run_nexttok({"count", "-m", vocab("llama-spm"), "--stdin"}, "hello world");
-  ASSERT_EQ(table.rc, 0) << table.err;
-  EXPECT_NE(table.out.find("stdin"), std::string::npos);
-  EXPECT_NE(table.out.find("tok/100ch"), std::string::npos);
-  EXPECT_EQ(run_nexttok({"count", "-m", vocab("llama-spm")}).rc, 2);
-}
-
-TEST(CliCount, KvFromModelShape) {
-  NT_REQUIRE_SHARED();
-  // stories15M: 6 layers, 6 kv heads, head_dim 48 -> 2*6*6*48*2 = 6912 bytes per token.
-  auto r = run_nexttok({"count", "-m", nt::test::shared_path("models/stories15M-q8_0.gguf"), "-p", "Once upon a time",
-                        "--per-request", "10", "--json"});
-  ASSERT_EQ(r.rc, 0) << r.err;
-  json j = json::parse(r.out);
-  EXPECT_EQ(j["models"][0]["projection"]["kv_bytes_per_token"], 6912);
-  EXPECT_EQ(j["models"][0]["projection"]["ctx"], 256);
 }
 
 TEST(CliTokenize, TokenizerJson) {
