@@ -9,6 +9,7 @@
 #include "kernels/cpu_features.h"
 #include "kernels/kernels.h"
 #include "kernels/kernels_internal.h"
+#include "kernels/kv_types.h"
 #include "tensor/dequant.h"
 #include "tensor/fp16.h"
 #include "tensor/quant_blocks.h"
@@ -26,10 +27,7 @@ void for_each_pos(const KvSpan* spans, int n_spans, int32_t n_kv, size_t k_row_b
       fn(pos, spans[s].k + static_cast<size_t>(i) * k_row_bytes, spans[s].v + static_cast<size_t>(i) * v_row_bytes);
 }
 
-void check_kv_type(DType t, int head_dim) {
-  NT_CHECK(t == DType::F32 || t == DType::F16 || t == DType::Q8_0);
-  NT_CHECK(t != DType::Q8_0 || head_dim % QK8_0 == 0);
-}
+void check_kv_type(DType t, int head_dim) { NT_CHECK(check_kv_cache_type(t, head_dim).ok()); }
 
 }  // namespace
 
@@ -79,6 +77,9 @@ float dot_scalar(DType type, const uint8_t* row, const float* q, int n) {
   } else if (type == DType::F16) {
     const auto* r = reinterpret_cast<const uint16_t*>(row);
     for (int i = 0; i < n; ++i) acc[i & 7] += fp16_to_fp32(r[i]) * q[i];
+  } else if (type == DType::BF16) {
+    const auto* r = reinterpret_cast<const uint16_t*>(row);
+    for (int i = 0; i < n; ++i) acc[i & 7] += bf16_to_fp32(r[i]) * q[i];
   } else {
     const auto* b = reinterpret_cast<const BlockQ8_0*>(row);
     for (int ib = 0; ib < n / QK8_0; ++ib) {
@@ -98,6 +99,9 @@ void axpy_scalar(DType type, const uint8_t* row, float p, float* out, int n) {
   } else if (type == DType::F16) {
     const auto* r = reinterpret_cast<const uint16_t*>(row);
     for (int i = 0; i < n; ++i) out[i] += p * fp16_to_fp32(r[i]);
+  } else if (type == DType::BF16) {
+    const auto* r = reinterpret_cast<const uint16_t*>(row);
+    for (int i = 0; i < n; ++i) out[i] += p * bf16_to_fp32(r[i]);
   } else {
     const auto* b = reinterpret_cast<const BlockQ8_0*>(row);
     for (int ib = 0; ib < n / QK8_0; ++ib) {

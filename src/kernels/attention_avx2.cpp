@@ -1,5 +1,5 @@
 // kernels/attention_avx2.cpp — the two row passes of attention (AttnRowKernels) with AVX2 + FMA +
-// F16C, K/V rows in F32 or F16 and head_dim a multiple of 8. Per element they run exactly the
+// F16C, K/V rows in F32, F16 or BF16 and head_dim a multiple of 8. Per element they run exactly the
 // sequence of kv_dot / kv_axpy of matmul_f_avx2.cpp (8-lane FMA in dimension order from zero +
 // hsum256, then * scale; output FMAs in position order from zero), so results are bit-identical
 // to the row-op path. What changes is the schedule: scores take eight positions at a time (eight
@@ -15,10 +15,18 @@
 namespace nt::detail {
 namespace {
 
-template <bool kF16>
+// 8 elements of a K / V row of type kT (F32, F16 or BF16) at element i, widened to f32.
+template <DType kT>
 inline __m256 load8(const uint8_t* row, int i) {
-  if constexpr (kF16) return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + 2 * i)));
-  else return _mm256_loadu_ps(reinterpret_cast<const float*>(row) + i);
+  if constexpr (kT == DType::F16) {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + 2 * i)));
+  } else if constexpr (kT == DType::BF16) {  // bf16 is the high half of an f32
+    const __m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + 2 * i)));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(w, 16));
+  } else {
+    static_assert(kT == DType::F32);
+    return _mm256_loadu_ps(reinterpret_cast<const float*>(row) + i);
+  }
 }
 
 // hsum256 of 8 accumulators at once: out lane p = hsum256(a[p]), bit for bit. Each add pairs the
@@ -58,7 +66,7 @@ inline __m128 hsum256_x4(__m256 a0, __m256 a1, __m256 a2, __m256 a3) {
 // queries one by one over all eight (eight chains, reduced together by hsum256_x8); the positions
 // past the last eight one by one. Every score is the same chain over head_dim = 8 * nv in order
 // and the same hsum256 pairing whichever way it is computed (measurements: docs/kernels.md).
-template <bool kF16>
+template <DType kT>
 void scores_group(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_bytes, size_t off, const float* const* q,
                   int n_g, float scale, float* const* scores, float* mx, int nv) {
   for (int g = 0; g < n_g; ++g) mx[g] = -__builtin_inff();
@@ -89,7 +97,7 @@ void scores_group(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_byt
             asm("" : "+x"(qv[t]));  // held: GCC would fold the load into each of the four fmas
           }
           for (int i = 0; i < 4; ++i) {
-            const __m256 kv = load8<kF16>(blk[h + i], 8 * j);
+            const __m256 kv = load8<kT>(blk[h + i], 8 * j);
             for (int t = 0; t < 3; ++t) acc[i][t] = _mm256_fmadd_ps(kv, qv[t], acc[i][t]);
           }
         }
@@ -106,7 +114,7 @@ void scores_group(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_byt
       const float* qg = q[g];
       for (int j = 0; j < nv; ++j) {
         const __m256 qv = _mm256_loadu_ps(qg + 8 * j);
-        for (int i = 0; i < 8; ++i) acc[i] = _mm256_fmadd_ps(load8<kF16>(blk[i], 8 * j), qv, acc[i]);
+        for (int i = 0; i < 8; ++i) acc[i] = _mm256_fmadd_ps(load8<kT>(blk[i], 8 * j), qv, acc[i]);
       }
       const __m256 sv = _mm256_mul_ps(hsum256_x8(acc), scale_v);
       _mm256_storeu_ps(scores[g] + blk_pos, sv);
@@ -116,7 +124,7 @@ void scores_group(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_byt
   for (int g = 0; g < n_g; ++g)
     for (int i = 0; i < n_blk; ++i) {
       __m256 acc = _mm256_setzero_ps();
-      for (int j = 0; j < nv; ++j) acc = _mm256_fmadd_ps(load8<kF16>(blk[i], 8 * j), _mm256_loadu_ps(q[g] + 8 * j), acc);
+      for (int j = 0; j < nv; ++j) acc = _mm256_fmadd_ps(load8<kT>(blk[i], 8 * j), _mm256_loadu_ps(q[g] + 8 * j), acc);
       const float s = hsum256(acc) * scale;
       scores[g][blk_pos + i] = s;
       mx[g] = s > mx[g] ? s : mx[g];
@@ -131,7 +139,7 @@ void scores_group(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_byt
 // out[g][c] (columns 8 * j0 .. 8 * (j0 + CH)) = sum over positions, in order, of p[g][pos] *
 // V[pos][c], for G query vectors sharing the KV head: each V vector is loaded and widened once for
 // all G (G * CH accumulators + G broadcasts + 1 <= 16 registers).
-template <int CH, int G, bool kF16>
+template <int CH, int G, DType kT>
 void weighted_cols(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_bytes, size_t off, const float* const* p,
                    float* const* out, int j0) {
   __m256 acc[G][CH];
@@ -141,7 +149,7 @@ void weighted_cols(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_by
     __m256 pv[G];
     for (int g = 0; g < G; ++g) pv[g] = _mm256_set1_ps(p[g][pos]);
     for (int j = 0; j < CH; ++j) {
-      const __m256 v = load8<kF16>(row, 8 * (j0 + j));
+      const __m256 v = load8<kT>(row, 8 * (j0 + j));
       for (int g = 0; g < G; ++g) acc[g][j] = _mm256_fmadd_ps(pv[g], v, acc[g][j]);
     }
   });
@@ -152,12 +160,12 @@ void weighted_cols(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_by
 // Columns in passes of at most kCh<G> for G query vectors at a time.
 template <int G>
 constexpr int kCh = G == 1 ? 8 : 12 / G;
-template <int G, bool kF16>
+template <int G, DType kT>
 void weighted_cols_g(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_bytes, size_t off, const float* const* p,
                      float* const* out, int nv) {
   using Fn = void (*)(const KvSpan*, int, int32_t, size_t, size_t, const float* const*, float* const*, int);
   auto pick = []<int C>() -> Fn {
-    if constexpr (C <= kCh<G>) return weighted_cols<C, G, kF16>;
+    if constexpr (C <= kCh<G>) return weighted_cols<C, G, kT>;
     else return nullptr;
   };
   static constexpr Fn kCols[9] = {nullptr,
@@ -168,26 +176,26 @@ void weighted_cols_g(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_
 }
 
 // Query vectors in threes (head_dim <= 32: 4 columns, 12 accumulators), then pairs, then one.
-template <bool kF16>
+template <DType kT>
 void weighted_group(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_bytes, size_t off,
                     const float* const* p, int n_g, float* const* out, int nv) {
   int g = 0;
   if (nv <= 4)
-    for (; g + 3 <= n_g; g += 3) weighted_cols_g<3, kF16>(spans, n_spans, n_kv, row_bytes, off, p + g, out + g, nv);
-  for (; g + 2 <= n_g; g += 2) weighted_cols_g<2, kF16>(spans, n_spans, n_kv, row_bytes, off, p + g, out + g, nv);
-  for (; g < n_g; ++g) weighted_cols_g<1, kF16>(spans, n_spans, n_kv, row_bytes, off, p + g, out + g, nv);
+    for (; g + 3 <= n_g; g += 3) weighted_cols_g<3, kT>(spans, n_spans, n_kv, row_bytes, off, p + g, out + g, nv);
+  for (; g + 2 <= n_g; g += 2) weighted_cols_g<2, kT>(spans, n_spans, n_kv, row_bytes, off, p + g, out + g, nv);
+  for (; g < n_g; ++g) weighted_cols_g<1, kT>(spans, n_spans, n_kv, row_bytes, off, p + g, out + g, nv);
 }
 
 // AttnRowKernels holds plain function pointers: one instantiation per head_dim / 8.
-template <int NV, bool kF16>
+template <int NV, DType kT>
 void scores_nv(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_bytes, size_t off, const float* const* q,
                int n_g, float scale, float* const* scores, float* mx) {
-  scores_group<kF16>(spans, n_spans, n_kv, row_bytes, off, q, n_g, scale, scores, mx, NV);
+  scores_group<kT>(spans, n_spans, n_kv, row_bytes, off, q, n_g, scale, scores, mx, NV);
 }
-template <int NV, bool kF16>
+template <int NV, DType kT>
 void weighted_nv(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_bytes, size_t off, const float* const* p,
                  int n_g, float* const* out) {
-  weighted_group<kF16>(spans, n_spans, n_kv, row_bytes, off, p, n_g, out, NV);
+  weighted_group<kT>(spans, n_spans, n_kv, row_bytes, off, p, n_g, out, NV);
 }
 
 template <int NV>
@@ -196,10 +204,18 @@ AttnRowKernels kernels_for(DType k_type, DType v_type) {
   // Runs of six query vectors: two whole 4 x 3 score tiles (a run of four is a tile and a query
   // alone; six was faster in prefill, docs/kernels.md).
   r.run = 6;
-  if (k_type == DType::F16) r.scores = scores_nv<NV, true>;
-  else if (k_type == DType::F32) r.scores = scores_nv<NV, false>;
-  if (v_type == DType::F16) r.weighted = weighted_nv<NV, true>;
-  else if (v_type == DType::F32) r.weighted = weighted_nv<NV, false>;
+  switch (k_type) {
+    case DType::F32: r.scores = scores_nv<NV, DType::F32>; break;
+    case DType::F16: r.scores = scores_nv<NV, DType::F16>; break;
+    case DType::BF16: r.scores = scores_nv<NV, DType::BF16>; break;
+    default: break;
+  }
+  switch (v_type) {
+    case DType::F32: r.weighted = weighted_nv<NV, DType::F32>; break;
+    case DType::F16: r.weighted = weighted_nv<NV, DType::F16>; break;
+    case DType::BF16: r.weighted = weighted_nv<NV, DType::BF16>; break;
+    default: break;
+  }
   return r;
 }
 

@@ -1,5 +1,5 @@
 // kernels/attention_avx512.cpp — the two row passes of attention for query heads with AVX-512,
-// K/V rows in F32 or F16 and head_dim = 16 * NV: scores (one dot product per cached position) and
+// K/V rows in F32, F16 or BF16 and head_dim = 16 * NV: scores (one dot product per cached position) and
 // the weighted sum of V rows, with the whole head_dim of the output held in NV registers across
 // positions (no load/store of the output per position). Per element they run exactly the
 // sequence of kv_dot / kv_axpy (16-lane FMA in dimension order + hsum512; output FMAs in position
@@ -13,10 +13,18 @@
 namespace nt::detail {
 namespace {
 
-template <bool kF16>
+// 16 elements of a K / V row of type kT (F32, F16 or BF16) at element i, widened to f32.
+template <DType kT>
 inline __m512 load16(const uint8_t* row, int i) {
-  if constexpr (kF16) return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + 2 * i)));
-  else return _mm512_loadu_ps(reinterpret_cast<const float*>(row) + i);
+  if constexpr (kT == DType::F16) {
+    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + 2 * i)));
+  } else if constexpr (kT == DType::BF16) {  // bf16 is the high half of an f32
+    const __m512i w = _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + 2 * i)));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
+  } else {
+    static_assert(kT == DType::F32);
+    return _mm512_loadu_ps(reinterpret_cast<const float*>(row) + i);
+  }
 }
 
 // The horizontal sums of 16 accumulators at once: out lane p = hsum512(a[p]), bit for bit. Each
@@ -43,7 +51,7 @@ inline __m512 hsum512_x16(const __m512 (&a)[16]) {
 
 // scores[pos] = dot(q, K[pos]) * scale for the first n_kv positions; returns their maximum.
 // Positions go 16 at a time (their sums reduced together) while q fits beside 16 accumulators.
-template <int NV, bool kF16>
+template <int NV, DType kT>
 float scores_rows(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_bytes, size_t off, const float* q,
                   float scale, float* scores) {
   __m512 qv[NV];
@@ -55,7 +63,7 @@ float scores_rows(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_byt
   int32_t blk_pos = 0;  // position of blk[0]
   auto one = [&](int32_t pos, const uint8_t* row) {
     __m512 acc = _mm512_setzero_ps();
-    for (int j = 0; j < NV; ++j) acc = _mm512_fmadd_ps(load16<kF16>(row, 16 * j), qv[j], acc);
+    for (int j = 0; j < NV; ++j) acc = _mm512_fmadd_ps(load16<kT>(row, 16 * j), qv[j], acc);
     const float sc = hsum512(acc) * scale;
     scores[pos] = sc;
     mx = sc > mx ? sc : mx;
@@ -73,7 +81,7 @@ float scores_rows(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_byt
 #pragma GCC unroll 16
       for (int p = 0; p < 16; ++p) {  // row by row: one pointer live at a time
         const uint8_t* row = blk[p];
-        for (int j = 0; j < NV; ++j) acc[p] = _mm512_fmadd_ps(load16<kF16>(row, 16 * j), qv[j], acc[p]);
+        for (int j = 0; j < NV; ++j) acc[p] = _mm512_fmadd_ps(load16<kT>(row, 16 * j), qv[j], acc[p]);
       }
       const __m512 sc = _mm512_mul_ps(hsum512_x16(acc), _mm512_set1_ps(scale));
       _mm512_storeu_ps(scores + blk_pos, sc);
@@ -92,7 +100,7 @@ float scores_rows(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_byt
 // accumulators wait in memory for hsum512_x16). Per head and position exactly the sequence of
 // scores_rows (the fma chain over head_dim in order, the same horizontal sums, * scale), so the
 // scores and their maximum are bit-identical. mx[g] = the maximum of head g's scores.
-template <int NV, bool kF16, int G>
+template <int NV, DType kT, int G>
 void scores_rows_g(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_bytes, size_t off,
                    const float* const* q, float scale, float* const* scores, float* mx) {
   float mxs[G];
@@ -116,7 +124,7 @@ void scores_rows_g(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_by
         for (int i = 0; i < 4; ++i) acc[g][i] = _mm512_setzero_ps();
       for (int j = 0; j < NV; ++j) {
         __m512 k[4];
-        for (int i = 0; i < 4; ++i) k[i] = load16<kF16>(blk[p0 + i], 16 * j);
+        for (int i = 0; i < 4; ++i) k[i] = load16<kT>(blk[p0 + i], 16 * j);
         for (int g = 0; g < G; ++g) {
           const __m512 qv = _mm512_loadu_ps(q[g] + 16 * j);
           for (int i = 0; i < 4; ++i) acc[g][i] = _mm512_fmadd_ps(k[i], qv, acc[g][i]);
@@ -136,7 +144,7 @@ void scores_rows_g(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_by
   for (int p = 0; p < n_blk; ++p)
     for (int g = 0; g < G; ++g) {
       __m512 acc = _mm512_setzero_ps();
-      for (int j = 0; j < NV; ++j) acc = _mm512_fmadd_ps(load16<kF16>(blk[p], 16 * j), _mm512_loadu_ps(q[g] + 16 * j), acc);
+      for (int j = 0; j < NV; ++j) acc = _mm512_fmadd_ps(load16<kT>(blk[p], 16 * j), _mm512_loadu_ps(q[g] + 16 * j), acc);
       const float sc = hsum512(acc) * scale;
       scores[g][blk_pos + p] = sc;
       mxs[g] = sc > mxs[g] ? sc : mxs[g];
@@ -146,33 +154,33 @@ void scores_rows_g(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_by
     mx[g] = mb > mxs[g] ? mb : mxs[g];
   }
 }
-template <int NV, bool kF16>
+template <int NV, DType kT>
 void scores_group(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_bytes, size_t off, const float* const* q,
                   int n_g, float scale, float* const* scores, float* mx) {
   if constexpr (NV <= 8) {  // 4 x G accumulators, 4 K rows and a q register
-    if (n_g == 2) return scores_rows_g<NV, kF16, 2>(spans, n_spans, n_kv, row_bytes, off, q, scale, scores, mx);
-    if (n_g == 3) return scores_rows_g<NV, kF16, 3>(spans, n_spans, n_kv, row_bytes, off, q, scale, scores, mx);
-    if (n_g == 4) return scores_rows_g<NV, kF16, 4>(spans, n_spans, n_kv, row_bytes, off, q, scale, scores, mx);
+    if (n_g == 2) return scores_rows_g<NV, kT, 2>(spans, n_spans, n_kv, row_bytes, off, q, scale, scores, mx);
+    if (n_g == 3) return scores_rows_g<NV, kT, 3>(spans, n_spans, n_kv, row_bytes, off, q, scale, scores, mx);
+    if (n_g == 4) return scores_rows_g<NV, kT, 4>(spans, n_spans, n_kv, row_bytes, off, q, scale, scores, mx);
   }
-  for (int g = 0; g < n_g; ++g) mx[g] = scores_rows<NV, kF16>(spans, n_spans, n_kv, row_bytes, off, q[g], scale, scores[g]);
+  for (int g = 0; g < n_g; ++g) mx[g] = scores_rows<NV, kT>(spans, n_spans, n_kv, row_bytes, off, q[g], scale, scores[g]);
 }
 
 // out = sum over the first n_kv positions, in order, of p[pos] * V[pos].
-template <int NV, bool kF16>
+template <int NV, DType kT>
 void weighted_rows(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_bytes, size_t off, const float* p,
                    float* out) {
   __m512 acc[NV];
   for (int j = 0; j < NV; ++j) acc[j] = _mm512_setzero_ps();
   for_each_row<true>(spans, n_spans, n_kv, row_bytes, off, [&](int32_t pos, const uint8_t* row) {
     const __m512 pv = _mm512_set1_ps(p[pos]);
-    for (int j = 0; j < NV; ++j) acc[j] = _mm512_fmadd_ps(pv, load16<kF16>(row, 16 * j), acc[j]);
+    for (int j = 0; j < NV; ++j) acc[j] = _mm512_fmadd_ps(pv, load16<kT>(row, 16 * j), acc[j]);
   });
   for (int j = 0; j < NV; ++j) _mm512_storeu_ps(out + 16 * j, acc[j]);
 }
 
 // The same for n_g query heads sharing one KV head: each V row is loaded and widened once for all
 // of them; per head exactly the sequence of weighted_rows.
-template <int NV, bool kF16, int G>
+template <int NV, DType kT, int G>
 void weighted_rows_g(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_bytes, size_t off,
                      const float* const* p, float* const* out) {
   __m512 acc[G][NV];
@@ -182,30 +190,38 @@ void weighted_rows_g(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_
     __m512 pv[G];
     for (int g = 0; g < G; ++g) pv[g] = _mm512_set1_ps(p[g][pos]);
     for (int j = 0; j < NV; ++j) {
-      const __m512 v = load16<kF16>(row, 16 * j);
+      const __m512 v = load16<kT>(row, 16 * j);
       for (int g = 0; g < G; ++g) acc[g][j] = _mm512_fmadd_ps(pv[g], v, acc[g][j]);
     }
   });
   for (int g = 0; g < G; ++g)
     for (int j = 0; j < NV; ++j) _mm512_storeu_ps(out[g] + 16 * j, acc[g][j]);
 }
-template <int NV, bool kF16>
+template <int NV, DType kT>
 void weighted_group(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_bytes, size_t off,
                     const float* const* p, int n_g, float* const* out) {
   // G x NV accumulators beside G broadcasts and a V register.
-  if constexpr (2 * NV <= 24) if (n_g == 2) return weighted_rows_g<NV, kF16, 2>(spans, n_spans, n_kv, row_bytes, off, p, out);
-  if constexpr (3 * NV <= 24) if (n_g == 3) return weighted_rows_g<NV, kF16, 3>(spans, n_spans, n_kv, row_bytes, off, p, out);
-  if constexpr (4 * NV <= 24) if (n_g == 4) return weighted_rows_g<NV, kF16, 4>(spans, n_spans, n_kv, row_bytes, off, p, out);
-  for (int g = 0; g < n_g; ++g) weighted_rows<NV, kF16>(spans, n_spans, n_kv, row_bytes, off, p[g], out[g]);
+  if constexpr (2 * NV <= 24) if (n_g == 2) return weighted_rows_g<NV, kT, 2>(spans, n_spans, n_kv, row_bytes, off, p, out);
+  if constexpr (3 * NV <= 24) if (n_g == 3) return weighted_rows_g<NV, kT, 3>(spans, n_spans, n_kv, row_bytes, off, p, out);
+  if constexpr (4 * NV <= 24) if (n_g == 4) return weighted_rows_g<NV, kT, 4>(spans, n_spans, n_kv, row_bytes, off, p, out);
+  for (int g = 0; g < n_g; ++g) weighted_rows<NV, kT>(spans, n_spans, n_kv, row_bytes, off, p[g], out[g]);
 }
 
 template <int NV>
 AttnRowKernels kernels_for(DType k_type, DType v_type) {
   AttnRowKernels r;
-  if (k_type == DType::F16) r.scores = scores_group<NV, true>;
-  else if (k_type == DType::F32) r.scores = scores_group<NV, false>;
-  if (v_type == DType::F16) r.weighted = weighted_group<NV, true>;
-  else if (v_type == DType::F32) r.weighted = weighted_group<NV, false>;
+  switch (k_type) {
+    case DType::F32: r.scores = scores_group<NV, DType::F32>; break;
+    case DType::F16: r.scores = scores_group<NV, DType::F16>; break;
+    case DType::BF16: r.scores = scores_group<NV, DType::BF16>; break;
+    default: break;
+  }
+  switch (v_type) {
+    case DType::F32: r.weighted = weighted_group<NV, DType::F32>; break;
+    case DType::F16: r.weighted = weighted_group<NV, DType::F16>; break;
+    case DType::BF16: r.weighted = weighted_group<NV, DType::BF16>; break;
+    default: break;
+  }
   return r;
 }
 

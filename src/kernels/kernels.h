@@ -92,7 +92,7 @@ void rope_apply(float* x, int n_head, int head_dim, const RopeParams& p, const f
 // Attention of one query token over a run of cached positions, for heads [head_begin, head_end):
 //   q   [n_head, head_dim] f32 (already RoPE'd)
 //   K/V rows live in spans; span s holds spans[s].n consecutive positions, each a row
-//   [n_head_kv, head_dim] of k_type / v_type (F32, F16 or Q8_0), rows k_row_bytes / v_row_bytes apart.
+//   [n_head_kv, head_dim] of k_type / v_type (a KV cache type, kv_types.h), rows k_row_bytes / v_row_bytes apart.
 //   Attends to the first n_kv positions over the spans in order (causal masking is the caller's
 //   choice of n_kv). Query head h uses KV head h / (n_head / n_head_kv).
 //   out [n_head, head_dim] f32; scale is usually 1/sqrt(head_dim).

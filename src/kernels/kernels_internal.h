@@ -55,7 +55,7 @@ uint8_t* kernel_pack_cache(size_t bytes, uint64_t call, int64_t r0, int64_t r1, 
 uint64_t read_streams_avx512(const uint8_t* p, size_t n_lines, size_t stride, int n_streams);
 uint64_t read_streams_avx2(const uint8_t* p, size_t n_lines, size_t stride, int n_streams);
 
-// f32 dot product of a KV row stored as `type` (F32 / F16 / Q8_0) with f32 q, and out += p * row.
+// f32 dot product of a KV row stored as `type` (a KV cache type, kv_types.h) with f32 q, and out += p * row.
 struct KvRowOps {
   float (*dot)(DType type, const uint8_t* row, const float* q, int n);
   void (*axpy)(DType type, const uint8_t* row, float p, float* out, int n);

@@ -158,53 +158,63 @@ void rect(const MatArgs& a, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
   }
 }
 
-float kv_dot(DType type, const uint8_t* row, const float* q, int n) {
+// Rows of the float KV types (L: LF32, LF16, LBF16): 8-lane FMA in dimension order from zero +
+// hsum256; out += p * row with one FMA per element (the tail: multiply, then add).
+template <class L>
+float kv_dot_f(const uint8_t* row, const float* q, int n) {
   __m256 acc = _mm256_setzero_ps();
-  if (type == DType::Q8_0) {
-    for (int b = 0; b < n / QK8_0; ++b) {
-      const uint8_t* blk = row + b * 34;
-      __m256 s = _mm256_setzero_ps();
-      for (int k = 0; k < 4; ++k) {
-        const __m256 v = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(blk + 2 + 8 * k))));
-        s = _mm256_fmadd_ps(v, _mm256_loadu_ps(q + 32 * b + 8 * k), s);
-      }
-      acc = _mm256_fmadd_ps(s, _mm256_set1_ps(h2f_2(blk)), acc);
-    }
-    return hsum256(acc);
-  }
   int i = 0;
-  for (; i + 8 <= n; i += 8)
-    acc = _mm256_fmadd_ps(type == DType::F32 ? LF32::load(row, i) : LF16::load(row, i), _mm256_loadu_ps(q + i), acc);
-  if (i < n)
-    acc = _mm256_fmadd_ps(type == DType::F32 ? load_tail<LF32>(row, i, n - i) : load_tail<LF16>(row, i, n - i),
-                          load_x_tail(q + i, n - i), acc);
+  for (; i + 8 <= n; i += 8) acc = _mm256_fmadd_ps(L::load(row, i), _mm256_loadu_ps(q + i), acc);
+  if (i < n) acc = _mm256_fmadd_ps(load_tail<L>(row, i, n - i), load_x_tail(q + i, n - i), acc);
+  return hsum256(acc);
+}
+template <class L>
+void kv_axpy_f(const uint8_t* row, float p, float* out, int n) {
+  const __m256 pv = _mm256_set1_ps(p);
+  int i = 0;
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(out + i, _mm256_fmadd_ps(pv, L::load(row, i), _mm256_loadu_ps(out + i)));
+  if (i < n) {
+    alignas(32) float v[8];
+    _mm256_store_ps(v, load_tail<L>(row, i, n - i));
+    for (int k = 0; i + k < n; ++k) out[i + k] += p * v[k];
+  }
+}
+
+float kv_dot(DType type, const uint8_t* row, const float* q, int n) {
+  switch (type) {
+    case DType::F32: return kv_dot_f<LF32>(row, q, n);
+    case DType::F16: return kv_dot_f<LF16>(row, q, n);
+    case DType::BF16: return kv_dot_f<LBF16>(row, q, n);
+    default: break;
+  }
+  __m256 acc = _mm256_setzero_ps();  // Q8_0
+  for (int b = 0; b < n / QK8_0; ++b) {
+    const uint8_t* blk = row + b * 34;
+    __m256 s = _mm256_setzero_ps();
+    for (int k = 0; k < 4; ++k) {
+      const __m256 v = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(blk + 2 + 8 * k))));
+      s = _mm256_fmadd_ps(v, _mm256_loadu_ps(q + 32 * b + 8 * k), s);
+    }
+    acc = _mm256_fmadd_ps(s, _mm256_set1_ps(h2f_2(blk)), acc);
+  }
   return hsum256(acc);
 }
 
 void kv_axpy(DType type, const uint8_t* row, float p, float* out, int n) {
-  if (type == DType::Q8_0) {
-    for (int b = 0; b < n / QK8_0; ++b) {
-      const uint8_t* blk = row + b * 34;
-      const __m256 pd = _mm256_set1_ps(p * h2f_2(blk));
-      for (int k = 0; k < 4; ++k) {
-        const __m256 v = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(blk + 2 + 8 * k))));
-        float* o = out + 32 * b + 8 * k;
-        _mm256_storeu_ps(o, _mm256_fmadd_ps(pd, v, _mm256_loadu_ps(o)));
-      }
+  switch (type) {
+    case DType::F32: return kv_axpy_f<LF32>(row, p, out, n);
+    case DType::F16: return kv_axpy_f<LF16>(row, p, out, n);
+    case DType::BF16: return kv_axpy_f<LBF16>(row, p, out, n);
+    default: break;
+  }
+  for (int b = 0; b < n / QK8_0; ++b) {  // Q8_0
+    const uint8_t* blk = row + b * 34;
+    const __m256 pd = _mm256_set1_ps(p * h2f_2(blk));
+    for (int k = 0; k < 4; ++k) {
+      const __m256 v = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(blk + 2 + 8 * k))));
+      float* o = out + 32 * b + 8 * k;
+      _mm256_storeu_ps(o, _mm256_fmadd_ps(pd, v, _mm256_loadu_ps(o)));
     }
-    return;
-  }
-  const __m256 pv = _mm256_set1_ps(p);
-  int i = 0;
-  for (; i + 8 <= n; i += 8) {
-    const __m256 v = type == DType::F32 ? LF32::load(row, i) : LF16::load(row, i);
-    _mm256_storeu_ps(out + i, _mm256_fmadd_ps(pv, v, _mm256_loadu_ps(out + i)));
-  }
-  for (; i < n; ++i) {
-    float v;
-    if (type == DType::F32) std::memcpy(&v, row + 4 * i, 4);
-    else v = h2f_2(row + 2 * i);
-    out[i] += p * v;
   }
 }
 

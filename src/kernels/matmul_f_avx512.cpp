@@ -175,53 +175,64 @@ void rect(const MatArgs& a, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
 }
 
 // ---- KV rows for attention (head_dim elements; Q8_0 rows are whole blocks).
-float kv_dot(DType type, const uint8_t* row, const float* q, int n) {
+// Rows of the float KV types (L: LF32, LF16, LBF16): 16-lane FMA in dimension order from zero +
+// hsum512; out += p * row with one FMA per element.
+template <class L>
+float kv_dot_f(const uint8_t* row, const float* q, int n) {
   __m512 acc = _mm512_setzero_ps();
-  if (type == DType::Q8_0) {
-    for (int b = 0; b < n / QK8_0; ++b) {
-      const uint8_t* blk = row + b * 34;
-      const __m128i q8a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 2));
-      const __m128i q8b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 18));
-      const __m512 s = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q8a)), _mm512_loadu_ps(q + 32 * b),
-                                       _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q8b)), _mm512_loadu_ps(q + 32 * b + 16)));
-      acc = _mm512_fmadd_ps(s, _mm512_set1_ps(h2f(blk)), acc);
-    }
-    return hsum512(acc);
-  }
   int i = 0;
-  for (; i + 16 <= n; i += 16)
-    acc = _mm512_fmadd_ps(type == DType::F32 ? LF32::load(row, i) : LF16::load(row, i), _mm512_loadu_ps(q + i), acc);
+  for (; i + 16 <= n; i += 16) acc = _mm512_fmadd_ps(L::load(row, i), _mm512_loadu_ps(q + i), acc);
   if (i < n) {
     const __mmask16 m = static_cast<__mmask16>((1u << (n - i)) - 1);
-    acc = _mm512_fmadd_ps(type == DType::F32 ? LF32::load_mask(row, i, m) : LF16::load_mask(row, i, m),
-                          _mm512_maskz_loadu_ps(m, q + i), acc);
+    acc = _mm512_fmadd_ps(L::load_mask(row, i, m), _mm512_maskz_loadu_ps(m, q + i), acc);
+  }
+  return hsum512(acc);
+}
+template <class L>
+void kv_axpy_f(const uint8_t* row, float p, float* out, int n) {
+  const __m512 pv = _mm512_set1_ps(p);
+  int i = 0;
+  for (; i + 16 <= n; i += 16) _mm512_storeu_ps(out + i, _mm512_fmadd_ps(pv, L::load(row, i), _mm512_loadu_ps(out + i)));
+  if (i < n) {
+    const __mmask16 m = static_cast<__mmask16>((1u << (n - i)) - 1);
+    _mm512_mask_storeu_ps(out + i, m, _mm512_fmadd_ps(pv, L::load_mask(row, i, m), _mm512_maskz_loadu_ps(m, out + i)));
+  }
+}
+
+float kv_dot(DType type, const uint8_t* row, const float* q, int n) {
+  switch (type) {
+    case DType::F32: return kv_dot_f<LF32>(row, q, n);
+    case DType::F16: return kv_dot_f<LF16>(row, q, n);
+    case DType::BF16: return kv_dot_f<LBF16>(row, q, n);
+    default: break;
+  }
+  __m512 acc = _mm512_setzero_ps();  // Q8_0
+  for (int b = 0; b < n / QK8_0; ++b) {
+    const uint8_t* blk = row + b * 34;
+    const __m128i q8a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 2));
+    const __m128i q8b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 18));
+    const __m512 s = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q8a)), _mm512_loadu_ps(q + 32 * b),
+                                     _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q8b)), _mm512_loadu_ps(q + 32 * b + 16)));
+    acc = _mm512_fmadd_ps(s, _mm512_set1_ps(h2f(blk)), acc);
   }
   return hsum512(acc);
 }
 
 void kv_axpy(DType type, const uint8_t* row, float p, float* out, int n) {
-  const __m512 pv = _mm512_set1_ps(p);
-  if (type == DType::Q8_0) {
-    for (int b = 0; b < n / QK8_0; ++b) {
-      const uint8_t* blk = row + b * 34;
-      const __m512 pd = _mm512_set1_ps(p * h2f(blk));
-      for (int h = 0; h < 2; ++h) {
-        const __m512 v = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 2 + 16 * h))));
-        float* o = out + 32 * b + 16 * h;
-        _mm512_storeu_ps(o, _mm512_fmadd_ps(pd, v, _mm512_loadu_ps(o)));
-      }
+  switch (type) {
+    case DType::F32: return kv_axpy_f<LF32>(row, p, out, n);
+    case DType::F16: return kv_axpy_f<LF16>(row, p, out, n);
+    case DType::BF16: return kv_axpy_f<LBF16>(row, p, out, n);
+    default: break;
+  }
+  for (int b = 0; b < n / QK8_0; ++b) {  // Q8_0
+    const uint8_t* blk = row + b * 34;
+    const __m512 pd = _mm512_set1_ps(p * h2f(blk));
+    for (int h = 0; h < 2; ++h) {
+      const __m512 v = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 2 + 16 * h))));
+      float* o = out + 32 * b + 16 * h;
+      _mm512_storeu_ps(o, _mm512_fmadd_ps(pd, v, _mm512_loadu_ps(o)));
     }
-    return;
-  }
-  int i = 0;
-  for (; i + 16 <= n; i += 16) {
-    const __m512 v = type == DType::F32 ? LF32::load(row, i) : LF16::load(row, i);
-    _mm512_storeu_ps(out + i, _mm512_fmadd_ps(pv, v, _mm512_loadu_ps(out + i)));
-  }
-  if (i < n) {
-    const __mmask16 m = static_cast<__mmask16>((1u << (n - i)) - 1);
-    const __m512 v = type == DType::F32 ? LF32::load_mask(row, i, m) : LF16::load_mask(row, i, m);
-    _mm512_mask_storeu_ps(out + i, m, _mm512_fmadd_ps(pv, v, _mm512_maskz_loadu_ps(m, out + i)));
   }
 }
 

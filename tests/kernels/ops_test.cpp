@@ -4,9 +4,11 @@
 
 #include <cmath>
 #include <cstring>
+#include <utility>
 
 #include "kernel_test_util.h"
 #include "kernels/kernels_internal.h"
+#include "kernels/kv_types.h"
 #include "tensor/quant_blocks.h"
 
 namespace nt::test {
@@ -171,13 +173,13 @@ TEST(Ops, ConvertRoundTrips) {
 }
 
 // Attention: fast (every level) against the double reference, GQA, spans of uneven sizes, every
-// KV type; and span layout must not change the result bits.
+// pair of KV cache types in the table; and span layout must not change the result bits.
 TEST(Ops, AttentionMatchesReferenceOverSpans) {
   LevelGuard guard;
   const int n_head = 6, n_head_kv = 2, head_dim = 64, n_pos = 45;
   const int row_elems = n_head_kv * head_dim;
-  for (DType kt : {DType::F32, DType::F16, DType::Q8_0}) {
-    for (DType vt : {DType::F32, DType::F16, DType::Q8_0}) {
+  for (DType kt : kv_cache_types()) {
+    for (DType vt : kv_cache_types()) {
       const size_t kb = dtype_row_bytes(kt, row_elems), vb = dtype_row_bytes(vt, row_elems);
       std::vector<uint8_t> K(kb * n_pos), V(vb * n_pos);
       for (int p = 0; p < n_pos; ++p) {
@@ -211,7 +213,7 @@ TEST(Ops, AttentionMatchesReferenceOverSpans) {
 // 16 and in the tail, spans of uneven sizes, one to five query heads per call.
 TEST(Ops, AttentionScoresAreTheDocumentedSequence) {
   if (cpu_max_simd_level() < SimdLevel::Avx512) GTEST_SKIP() << "no AVX-512 on this CPU";
-  for (DType kt : {DType::F32, DType::F16}) {
+  for (DType kt : {DType::F32, DType::F16, DType::BF16}) {
     for (int head_dim : {32, 64, 128}) {
       const int n_pos = 53;
       const size_t kb = dtype_row_bytes(kt, head_dim);
@@ -264,56 +266,63 @@ TEST(Ops, AttentionScoresAreTheDocumentedSequence) {
   }
 }
 
-// The AVX2 whole-head passes (attention_avx2.cpp) against the AVX2 row ops they reschedule: scores
-// (and their maximum) and weighted sums bit for bit, over uneven spans with a tail of positions
-// that is not a multiple of 4, one to three query heads per call, head_dim up to and past the 64
-// columns held in registers.
-TEST(Ops, AttentionAvx2PassesEqualRowOpsBitForBit) {
+// The whole-head passes of each ISA (attention_avx2.cpp, attention_avx512.cpp) against that ISA's
+// row ops they reschedule: scores (and their maximum) and weighted sums bit for bit, over uneven
+// spans with a tail of positions that is not a multiple of 4 (nor of 16), one to four query heads
+// per call, head_dim up to and past the 64 columns AVX2 holds in registers.
+TEST(Ops, AttentionIsaPassesEqualRowOpsBitForBit) {
   if (cpu_max_simd_level() < SimdLevel::Avx2) GTEST_SKIP() << "no AVX2 on this CPU";
-  const detail::KvRowOps ops = detail::kv_row_ops_avx2();
-  for (DType kt : {DType::F32, DType::F16}) {
-    for (int head_dim : {32, 48, 128, 256}) {
-      const int n_pos = 45;
-      const size_t kb = dtype_row_bytes(kt, head_dim);
-      std::vector<uint8_t> K(kb * n_pos), V(kb * n_pos);
-      for (int p = 0; p < n_pos; ++p) {
-        convert_row_from_f32(kt, random_activations(head_dim, 300 + p, 0.5f).data(), K.data() + p * kb, head_dim);
-        convert_row_from_f32(kt, random_activations(head_dim, 900 + p, 0.5f).data(), V.data() + p * kb, head_dim);
-      }
-      KvSpan spans[3] = {{K.data(), V.data(), 7},
-                         {K.data() + 7 * kb, V.data() + 7 * kb, 21},
-                         {K.data() + 28 * kb, V.data() + 28 * kb, n_pos - 28}};
-      const detail::AttnRowKernels fast = detail::attn_row_kernels_avx2(head_dim, kt, kt);
-      ASSERT_NE(fast.scores, nullptr);
-      ASSERT_NE(fast.weighted, nullptr);
-      const float scale = 0.0883883f;
-      for (int n_g = 1; n_g <= 3; ++n_g) {
-        std::vector<std::vector<float>> qg, sc, pg, out;
-        std::vector<const float*> qp, pp;
-        std::vector<float*> sp, op;
-        for (int g = 0; g < n_g; ++g) {
-          qg.push_back(random_activations(head_dim, 8 + g, 0.5f));
-          pg.push_back(random_activations(n_pos, 50 + g, 0.5f));
-          sc.emplace_back(n_pos);
-          out.emplace_back(head_dim);
+  for (SimdLevel level : supported_levels()) {
+    if (level == SimdLevel::Scalar) continue;
+    const bool avx512 = level == SimdLevel::Avx512;
+    const detail::KvRowOps ops = avx512 ? detail::kv_row_ops_avx512() : detail::kv_row_ops_avx2();
+    for (DType kt : {DType::F32, DType::F16, DType::BF16}) {
+      for (int head_dim : {32, 48, 128, 256}) {
+        const int n_pos = 45;
+        const size_t kb = dtype_row_bytes(kt, head_dim);
+        std::vector<uint8_t> K(kb * n_pos), V(kb * n_pos);
+        for (int p = 0; p < n_pos; ++p) {
+          convert_row_from_f32(kt, random_activations(head_dim, 300 + p, 0.5f).data(), K.data() + p * kb, head_dim);
+          convert_row_from_f32(kt, random_activations(head_dim, 900 + p, 0.5f).data(), V.data() + p * kb, head_dim);
         }
-        for (int g = 0; g < n_g; ++g) qp.push_back(qg[g].data()), sp.push_back(sc[g].data());
-        for (int g = 0; g < n_g; ++g) pp.push_back(pg[g].data()), op.push_back(out[g].data());
-        std::vector<float> mx(n_g);
-        fast.scores(spans, 3, n_pos, kb, 0, qp.data(), n_g, scale, sp.data(), mx.data());
-        fast.weighted(spans, 3, n_pos, kb, 0, pp.data(), n_g, op.data());
-        for (int g = 0; g < n_g; ++g) {
-          float want_mx = -INFINITY;
-          std::vector<float> want_out(head_dim, 0.0f);
-          for (int p = 0; p < n_pos; ++p) {
-            const float want = ops.dot(kt, K.data() + p * kb, qg[g].data(), head_dim) * scale;
-            EXPECT_EQ(sc[g][p], want) << dtype_name(kt) << " head_dim " << head_dim << " head " << g << " pos " << p;
-            want_mx = want > want_mx ? want : want_mx;
-            ops.axpy(kt, V.data() + p * kb, pg[g][p], want_out.data(), head_dim);
+        KvSpan spans[3] = {{K.data(), V.data(), 7},
+                           {K.data() + 7 * kb, V.data() + 7 * kb, 21},
+                           {K.data() + 28 * kb, V.data() + 28 * kb, n_pos - 28}};
+        const detail::AttnRowKernels fast = avx512 ? detail::attn_row_kernels_avx512(head_dim, kt, kt)
+                                                   : detail::attn_row_kernels_avx2(head_dim, kt, kt);
+        ASSERT_NE(fast.scores, nullptr) << simd_level_name(level) << " " << dtype_name(kt) << " head_dim " << head_dim;
+        ASSERT_NE(fast.weighted, nullptr) << simd_level_name(level) << " " << dtype_name(kt) << " head_dim " << head_dim;
+        const float scale = 0.0883883f;
+        for (int n_g = 1; n_g <= 4; ++n_g) {
+          std::vector<std::vector<float>> qg, sc, pg, out;
+          std::vector<const float*> qp, pp;
+          std::vector<float*> sp, op;
+          for (int g = 0; g < n_g; ++g) {
+            qg.push_back(random_activations(head_dim, 8 + g, 0.5f));
+            pg.push_back(random_activations(n_pos, 50 + g, 0.5f));
+            sc.emplace_back(n_pos);
+            out.emplace_back(head_dim);
           }
-          EXPECT_EQ(mx[g], want_mx);
-          EXPECT_EQ(0, std::memcmp(out[g].data(), want_out.data(), head_dim * sizeof(float)))
-              << dtype_name(kt) << " head_dim " << head_dim << " head " << g << " weighted sum";
+          for (int g = 0; g < n_g; ++g) qp.push_back(qg[g].data()), sp.push_back(sc[g].data());
+          for (int g = 0; g < n_g; ++g) pp.push_back(pg[g].data()), op.push_back(out[g].data());
+          std::vector<float> mx(n_g);
+          fast.scores(spans, 3, n_pos, kb, 0, qp.data(), n_g, scale, sp.data(), mx.data());
+          fast.weighted(spans, 3, n_pos, kb, 0, pp.data(), n_g, op.data());
+          for (int g = 0; g < n_g; ++g) {
+            float want_mx = -INFINITY;
+            std::vector<float> want_out(head_dim, 0.0f);
+            for (int p = 0; p < n_pos; ++p) {
+              const float want = ops.dot(kt, K.data() + p * kb, qg[g].data(), head_dim) * scale;
+              EXPECT_EQ(sc[g][p], want) << simd_level_name(level) << " " << dtype_name(kt) << " head_dim " << head_dim
+                                        << " heads " << n_g << " head " << g << " pos " << p;
+              want_mx = want > want_mx ? want : want_mx;
+              ops.axpy(kt, V.data() + p * kb, pg[g][p], want_out.data(), head_dim);
+            }
+            EXPECT_EQ(mx[g], want_mx) << simd_level_name(level) << " " << dtype_name(kt) << " head " << g;
+            EXPECT_EQ(0, std::memcmp(out[g].data(), want_out.data(), head_dim * sizeof(float)))
+                << simd_level_name(level) << " " << dtype_name(kt) << " head_dim " << head_dim << " heads " << n_g
+                << " head " << g << " weighted sum";
+          }
         }
       }
     }
@@ -354,25 +363,30 @@ TEST(Ops, AttentionGroupedHeadsMatchSingleHeads) {
 // attention_block (several query tokens of one sequence sharing each K / V pass) against one
 // attention() call per token, bit for bit: consecutive causal lengths (the prefill case), a block
 // whose lengths are not in order, one token alone; MHA and grouped heads; head_dim 48 / 64 / 128;
-// every KV type (Q8_0 has no whole-head pass); uneven spans; strided queries and outputs (the
-// gaps must stay untouched); a head range that starts inside a group.
+// every pair of KV cache types the head_dim allows (Q8_0 has no whole-head pass: a mix with it takes
+// the row ops); uneven spans; strided queries and outputs (the gaps must stay untouched); a head range that
+// starts inside a group.
 TEST(Ops, AttentionBlockEqualsTokenByToken) {
   LevelGuard guard;
   struct Shape {
     int n_head, n_head_kv, head_dim;
   };
   for (const Shape sh : {Shape{6, 6, 48}, Shape{6, 2, 64}, Shape{4, 1, 128}}) {
-    for (DType kv_type : {DType::F16, DType::F32, DType::Q8_0}) {
-      if (kv_type == DType::Q8_0 && sh.head_dim % 32 != 0) continue;
+    std::vector<std::pair<DType, DType>> kv_types;  // every pair of the table the head_dim allows
+    for (DType kt : kv_cache_types())
+      for (DType vt : kv_cache_types())
+        if (check_kv_cache_type(kt, sh.head_dim).ok() && check_kv_cache_type(vt, sh.head_dim).ok())
+          kv_types.push_back({kt, vt});
+    for (const auto& [kt, vt] : kv_types) {
       const int n_pos = 45, row_elems = sh.n_head_kv * sh.head_dim, q_dim = sh.n_head * sh.head_dim;
-      const size_t rb = dtype_row_bytes(kv_type, row_elems);
-      std::vector<uint8_t> K(rb * n_pos), V(rb * n_pos);
+      const size_t kb = dtype_row_bytes(kt, row_elems), vb = dtype_row_bytes(vt, row_elems);
+      std::vector<uint8_t> K(kb * n_pos), V(vb * n_pos);
       for (int p = 0; p < n_pos; ++p) {
-        convert_row_from_f32(kv_type, random_activations(row_elems, 1500 + p, 0.5f).data(), K.data() + p * rb, row_elems);
-        convert_row_from_f32(kv_type, random_activations(row_elems, 1700 + p).data(), V.data() + p * rb, row_elems);
+        convert_row_from_f32(kt, random_activations(row_elems, 1500 + p, 0.5f).data(), K.data() + p * kb, row_elems);
+        convert_row_from_f32(vt, random_activations(row_elems, 1700 + p).data(), V.data() + p * vb, row_elems);
       }
-      KvSpan spans[3] = {{K.data(), V.data(), 17}, {K.data() + 17 * rb, V.data() + 17 * rb, 3},
-                         {K.data() + 20 * rb, V.data() + 20 * rb, n_pos - 20}};
+      KvSpan spans[3] = {{K.data(), V.data(), 17}, {K.data() + 17 * kb, V.data() + 17 * vb, 3},
+                         {K.data() + 20 * kb, V.data() + 20 * vb, n_pos - 20}};
       const int64_t ldq = q_dim + 8, ldo = q_dim + 5;
       for (const std::vector<int32_t>& n_kv : {std::vector<int32_t>{37, 38, 39, 40}, std::vector<int32_t>{9, 45, 3, 30, 20},
                                                std::vector<int32_t>{25}}) {
@@ -382,15 +396,15 @@ TEST(Ops, AttentionBlockEqualsTokenByToken) {
           set_simd_level(level);
           for (int h0 : {0, 1}) {
             std::vector<float> block(static_cast<size_t>(n_q * ldo), 7.0f), one(static_cast<size_t>(q_dim));
-            attention_block(q.data(), ldq, n_q, n_kv.data(), sh.n_head, sh.n_head_kv, sh.head_dim, h0, sh.n_head, kv_type,
-                            rb, kv_type, rb, spans, 3, 0.125f, block.data(), ldo);
+            attention_block(q.data(), ldq, n_q, n_kv.data(), sh.n_head, sh.n_head_kv, sh.head_dim, h0, sh.n_head, kt, kb,
+                            vt, vb, spans, 3, 0.125f, block.data(), ldo);
             for (int j = 0; j < n_q; ++j) {
-              attention(q.data() + j * ldq, sh.n_head, sh.n_head_kv, sh.head_dim, h0, sh.n_head, kv_type, rb, kv_type, rb,
-                        spans, 3, n_kv[static_cast<size_t>(j)], 0.125f, one.data());
+              attention(q.data() + j * ldq, sh.n_head, sh.n_head_kv, sh.head_dim, h0, sh.n_head, kt, kb, vt, vb, spans, 3,
+                        n_kv[static_cast<size_t>(j)], 0.125f, one.data());
               for (int i = h0 * sh.head_dim; i < q_dim; ++i)
                 ASSERT_EQ(block[static_cast<size_t>(j * ldo + i)], one[static_cast<size_t>(i)])
-                    << "token " << j << " element " << i << " head_dim " << sh.head_dim << " kv " << dtype_name(kv_type)
-                    << " at " << simd_level_name(level);
+                    << "token " << j << " element " << i << " head_dim " << sh.head_dim << " k " << dtype_name(kt)
+                    << " v " << dtype_name(vt) << " at " << simd_level_name(level);
               for (int i = 0; i < h0 * sh.head_dim; ++i) ASSERT_EQ(block[static_cast<size_t>(j * ldo + i)], 7.0f);
               for (int64_t i = q_dim; i < ldo; ++i) ASSERT_EQ(block[static_cast<size_t>(j * ldo + i)], 7.0f) << "wrote a gap";
             }
