@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "core/strings.h"
+#include "kernels/kv_types.h"
 
 namespace nt::cli {
 
@@ -15,15 +16,9 @@ void add_engine_options(CLI::App& app, EngineArgs& a) {
       ->check(CLI::NonNegativeNumber);
   app.add_option("-b,--batch-size", a.n_batch, "prefill chunk: max tokens per forward pass (default 512)")
       ->check(CLI::PositiveNumber);
-  app.add_option("--cache-type-k", a.cache_type_k, "-ctk: KV cache type for K: f16 (default), bf16, f32, q8_0");
-  app.add_option("--cache-type-v", a.cache_type_v, "-ctv: KV cache type for V: f16 (default), bf16, f32, q8_0");
-}
-
-Result<DType> parse_cache_type(const std::string& name) {
-  auto t = dtype_from_name(name);
-  if (!t || (*t != DType::F16 && *t != DType::F32 && *t != DType::Q8_0 && *t != DType::BF16))
-    return Error{"unsupported KV cache type '" + name + "' (use f16, bf16, f32 or q8_0)"};
-  return *t;
+  const std::string types = kv_cache_type_names();
+  app.add_option("--cache-type-k", a.cache_type_k, "-ctk: KV cache type for K: " + types + " (default " + a.cache_type_k + ")");
+  app.add_option("--cache-type-v", a.cache_type_v, "-ctv: KV cache type for V: " + types + " (default " + a.cache_type_v + ")");
 }
 
 Result<LoadedModel> load_model(const ModelArgs& m, const EngineArgs& e, bool quiet) {
@@ -38,9 +33,9 @@ Result<LoadedModel> load_model(const ModelArgs& m, const EngineArgs& e, bool qui
   opt.n_threads = e.n_threads;
   opt.n_ctx = e.n_ctx;
   opt.n_batch = e.n_batch;
-  auto ck = parse_cache_type(e.cache_type_k);
+  auto ck = parse_kv_cache_type(e.cache_type_k);
   if (!ck) return ck.error();
-  auto cv = parse_cache_type(e.cache_type_v);
+  auto cv = parse_kv_cache_type(e.cache_type_v);
   if (!cv) return cv.error();
   opt.cache_k = *ck;
   opt.cache_v = *cv;

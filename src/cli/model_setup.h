@@ -1,5 +1,5 @@
 // cli/model_setup.h — shared by the commands that run a model (run, chat, check, bench): the
-// engine flags (-t, -c, -b, -ctk, -ctv), loading model + tokenizer + engine, and KV type parsing.
+// engine flags (-t, -c, -b, -ctk, -ctv), loading model + tokenizer + engine.
 #pragma once
 
 #include <memory>
@@ -18,9 +18,8 @@ struct EngineArgs {
   std::string cache_type_k = "f16";
   std::string cache_type_v = "f16";
 };
+// -ctk / -ctv take the names of kernels/kv_types.h (parse_kv_cache_type).
 void add_engine_options(CLI::App& app, EngineArgs& a);
-// Parses a KV-cache type name (f16, bf16, f32, q8_0; case-insensitive).
-Result<DType> parse_cache_type(const std::string& name);
 
 struct LoadedModel {
   std::string path;

@@ -7,6 +7,7 @@
 
 #include "core/check.h"
 #include "core/strings.h"
+#include "kernels/kv_types.h"
 
 namespace nt {
 
@@ -29,8 +30,7 @@ Result<std::unique_ptr<Engine>> Engine::create(std::unique_ptr<Model> model, con
   if (opt.n_batch < 1) return make_error("batch size -b must be at least 1 (got %d)", opt.n_batch);
   if (opt.n_ctx < 0) return make_error("context size -c must not be negative");
   for (DType t : {opt.cache_k, opt.cache_v})
-    if (t != DType::F16 && t != DType::F32 && t != DType::Q8_0 && t != DType::BF16)
-      return make_error("KV cache type %s is not supported (f16, bf16, f32, q8_0)", dtype_info(t).name);
+    if (Status s = check_kv_cache_type(t, c.head_dim); !s) return s.error();
   KvLayout lay;
   lay.n_layer = c.n_layer;
   lay.n_head_kv = c.n_head_kv;
