@@ -98,36 +98,9 @@ Result<GenerateResult> generate(Engine& eng, int seq, const Tokenizer& tok, Samp
   return r;
 }
 
-std::string visible_piece(const std::string& piece) {
-  std::string out = "'";
-  for (size_t i = 0; i < piece.size();) {
-    const unsigned char c = static_cast<unsigned char>(piece[i]);
-    size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-    bool valid = len > 0 && i + len <= piece.size();
-    for (size_t k = 1; valid && k < len; ++k)
-      valid = (static_cast<unsigned char>(piece[i + k]) & 0xC0) == 0x80;
-    if (!valid) {
-      out += str_printf("\\x%02x", c);
-      ++i;
-      continue;
-    }
-    if (len == 1) {
-      if (c == '\n') out += "\\n";
-      else if (c == '\t') out += "\\t";
-      else if (c == '\'') out += "\\'";
-      else if (c == '\\') out += "\\\\";
-      else if (c < 0x20 || c == 0x7f) out += str_printf("\\x%02x", c);
-      else out += static_cast<char>(c);
-    } else {
-      out.append(piece, i, len);
-    }
-    i += len;
-  }
-  return out + "'";
-}
 
 std::string format_step(const Tokenizer& tok, int64_t index, const StepInfo& s, bool color) {
-  const std::string chosen = visible_piece(tok.token_to_piece(s.token));
+  const std::string chosen = "'" + visible_piece(tok.token_to_piece(s.token)) + "'";
   std::string head = chosen;
   if (color) {
     const char* c = s.prob >= 0.7f ? "\033[32m" : s.prob >= 0.3f ? "\033[33m" : "\033[31m";
@@ -138,7 +111,7 @@ std::string format_step(const Tokenizer& tok, int64_t index, const StepInfo& s, 
   if (pad > 0) out += std::string(static_cast<size_t>(pad), ' ');
   out += str_printf(" p=%.4f  H=%.2f bits  (%zu kept) |", s.prob, s.entropy, s.n_candidates);
   for (const TokenProb& t : s.top)
-    out += str_printf(" %s %.3f", visible_piece(tok.token_to_piece(t.token)).c_str(), t.prob);
+    out += str_printf(" '%s' %.3f", visible_piece(tok.token_to_piece(t.token)).c_str(), t.prob);
   return out;
 }
 

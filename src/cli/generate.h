@@ -62,8 +62,6 @@ Result<GenerateResult> generate(Engine& eng, int seq, const Tokenizer& tok, Samp
 // One --show-probs line: "[  3] ' there'  p=0.823  H=1.02 bits | ' there' 0.823 | ' a' 0.102";
 // the chosen token is colored by confidence when `color`.
 std::string format_step(const Tokenizer& tok, int64_t index, const StepInfo& s, bool color);
-// A token's text made visible: quotes, control characters and invalid UTF-8 escaped.
-std::string visible_piece(const std::string& piece);
 
 double ms_between(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b);
 

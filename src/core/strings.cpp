@@ -79,6 +79,32 @@ std::string format_thousands(uint64_t n) {
   return s;
 }
 
+std::string visible_piece(std::string_view p) {
+  std::string out;
+  for (size_t i = 0; i < p.size();) {
+    const unsigned char c = static_cast<unsigned char>(p[i]);
+    // Bytes in a sequence: 1 for ASCII, 2-4 by the lead byte's pattern, 0 for a byte that cannot lead.
+    const size_t len = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
+    bool valid = len > 0 && i + len <= p.size();
+    for (size_t k = 1; valid && k < len; ++k) valid = (static_cast<unsigned char>(p[i + k]) & 0xC0) == 0x80;
+    if (!valid) {
+      out += str_printf("\\x%02X", c);
+      ++i;
+      continue;
+    }
+    if (len > 1) out.append(p.substr(i, len));
+    else if (c == '\n') out += "\\n";
+    else if (c == '\t') out += "\\t";
+    else if (c == '\r') out += "\\r";
+    else if (c == '\'') out += "\\'";
+    else if (c == '\\') out += "\\\\";
+    else if (c < 0x20 || c == 0x7F) out += str_printf("\\x%02X", c);
+    else out += static_cast<char>(c);
+    i += len;
+  }
+  return out;
+}
+
 Result<std::string> read_file(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return make_error("%s: cannot open: %s", path.c_str(), std::strerror(errno));

@@ -1,5 +1,6 @@
 // core/strings.h — small string helpers shared by every layer (printf-style formatting,
-// case-insensitive compare, byte-size formatting). Must not know: anything model-specific.
+// case-insensitive compare, byte sizes, escaping for display). Must not know: anything
+// model-specific.
 #pragma once
 
 #include <cstdint>
@@ -24,6 +25,11 @@ bool ends_with(std::string_view s, std::string_view suffix);
 std::string format_bytes(uint64_t bytes);
 // "15,191,712"
 std::string format_thousands(uint64_t n);
+
+// A token's text (or any bytes) made visible on one line between single quotes: newline, tab, CR,
+// quote and backslash as \n \t \r \' \\, other control bytes and bytes that are not valid UTF-8
+// as \xNN; valid UTF-8 kept.
+std::string visible_piece(std::string_view piece);
 
 // Reads a whole file (binary). Error names the path.
 Result<std::string> read_file(const std::string& path);

@@ -18,6 +18,22 @@ TEST(Strings, FormatAndCase) {
   EXPECT_EQ(str_printf("%d-%s", 3, "x"), "3-x");
 }
 
+// One escaping for every place that shows a token's text between single quotes (tokenize, run
+// --show-probs): one line, unambiguous, valid UTF-8 kept as is.
+TEST(Strings, VisiblePieceEscapes) {
+  EXPECT_EQ(visible_piece(""), "");
+  EXPECT_EQ(visible_piece(" Hello"), " Hello");
+  EXPECT_EQ(visible_piece("a\nb\tc\rd"), "a\\nb\\tc\\rd");
+  EXPECT_EQ(visible_piece("it's"), "it\\'s");           // the quotes around it stay unambiguous
+  EXPECT_EQ(visible_piece("a\\nb"), "a\\\\nb");         // a literal backslash is not an escape
+  EXPECT_EQ(visible_piece(std::string("\0\x01\x1f\x7f", 4)), "\\x00\\x01\\x1F\\x7F");
+  EXPECT_EQ(visible_piece("caf\xC3\xA9 \xE6\x97\xA5 \xF0\x9F\x98\x80"), "caf\xC3\xA9 \xE6\x97\xA5 \xF0\x9F\x98\x80");
+  EXPECT_EQ(visible_piece("\xFF"), "\\xFF");                             // never valid in UTF-8
+  EXPECT_EQ(visible_piece("\xE6\x97"), "\\xE6\\x97");                    // truncated sequence
+  EXPECT_EQ(visible_piece("\xC3" "A"), "\\xC3A");                        // lead byte, no continuation
+  EXPECT_EQ(visible_piece("\x80" "b"), "\\x80b");                        // stray continuation byte
+}
+
 TEST(ThreadPool, RunsEveryTaskOnce) {
   for (int nt : {1, 2, 3}) {
     ThreadPool pool(nt);
