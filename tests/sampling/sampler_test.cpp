@@ -9,7 +9,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <map>
 #include <vector>
@@ -312,35 +311,6 @@ TEST(Describe, ListsActiveStagesInOrder) {
   p.top_p = 1;
   p.min_p = 0;
   EXPECT_EQ(describe(p), "greedy");
-}
-
-// Not a timed assertion (the suite also runs under sanitizers): prints the cost per step for a
-// 150k vocabulary with the default chain, so a regression to full sorts is visible in the log.
-TEST(SamplerSpeed, DefaultChainOn150kVocab) {
-  const int32_t n_vocab = 151936;
-  std::vector<float> logits(n_vocab);
-  Rng gen(3);
-  for (float& x : logits) x = static_cast<float>(gen.uniform() * 20.0 - 10.0);
-  for (float temp : {0.8f, 0.0f}) {
-    SamplerParams p;
-    p.temp = temp;
-    p.seed = 1;
-    Sampler s(p, n_vocab, 0);
-    const int steps = 50;
-    const auto t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < steps; ++i) s.sample(logits);
-    const double ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    std::printf("[ info ] temp %.1f: %.3f ms per step over %d tokens\n", temp, ms / steps, n_vocab);
-  }
-  SamplerParams p = no_filters(0.8f);  // no top-k: top-p over the whole vocabulary
-  p.top_p = 0.95f;
-  Sampler s(p, n_vocab, 0);
-  const auto t0 = std::chrono::steady_clock::now();
-  for (int i = 0; i < 10; ++i) s.sample(logits);
-  const double ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("[ info ] top-p only: %.3f ms per step\n", ms / 10);
 }
 
 }  // namespace
