@@ -10,6 +10,7 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/json_input.h"
 #include "core/strings.h"
 #include "gguf/gguf.h"
 #include "template/chat_template.h"
@@ -37,7 +38,7 @@ Result<std::string> read_input(const std::string& path) {
 int cmd_template(int argc, char** argv) {
   CLI::App app{"Render a conversation with a chat template, exactly as the model sees it (Hugging Face "
                "apply_chat_template semantics). The text goes to stdout with no added newline.",
-               "template"};
+               "nexttok template"};
   ModelArgs margs;
   add_model_options(app, margs);
   std::string template_file, messages_file, bos, eos, date, context_json, tools_file;
@@ -54,8 +55,12 @@ int cmd_template(int argc, char** argv) {
   app.add_option("--date", date, "date for strftime_now, YYYY-MM-DD (default: today)");
   app.add_option("--tools-file", tools_file, "JSON array of tool definitions passed as `tools`");
   app.add_option("--context", context_json, "JSON object of extra template variables, e.g. '{\"enable_thinking\": false}'");
-  app.add_flag("--show-tokens", show_tokens, "also print the token count (model's tokenizer) to stderr");
-  app.add_flag("--json", as_json, "print one JSON document {text, n_tokens} instead of the raw text");
+  app.add_flag("--show-tokens", show_tokens,
+               "also print the token count to stderr, counted with the tokenizer of -m (default: the "
+               "default model), which is named");
+  app.add_flag("--json", as_json,
+               "print one JSON document {text, n_tokens, tokenizer} instead of the raw text (n_tokens and "
+               "tokenizer with --show-tokens)");
   if (int rc = parse_args(app, argc, argv); rc >= 0) return rc;
 
   bool need_model = template_file.empty() || show_tokens || (!margs.model.empty() || !margs.hf_repo.empty());
@@ -95,28 +100,28 @@ int cmd_template(int argc, char** argv) {
 
   auto msg_text = read_input(messages_file);
   if (!msg_text.ok()) return fail("template", msg_text.error().message);
+  auto doc = parse_json_input(msg_text.value(), messages_file == "-" ? "<stdin>" : messages_file);
+  if (!doc) return fail("template", doc.error().message);
   nlohmann::ordered_json messages;
-  try {
-    nlohmann::ordered_json doc = nlohmann::ordered_json::parse(msg_text.value());
-    if (doc.is_object() && doc.contains("messages")) {
-      messages = doc["messages"];
-      for (auto it = doc.begin(); it != doc.end(); ++it)
-        if (it.key() != "messages") opts.extra_context[it.key()] = it.value();
-    } else {
-      messages = std::move(doc);
-    }
-    if (!tools_file.empty()) {
-      auto t = read_file(tools_file);
-      if (!t.ok()) return fail("template", t.error().message);
-      opts.extra_context["tools"] = nlohmann::ordered_json::parse(t.value());
-    }
-    if (!context_json.empty()) {
-      auto extra = nlohmann::ordered_json::parse(context_json);
-      if (!extra.is_object()) return fail("template", "--context must be a JSON object");
-      for (auto it = extra.begin(); it != extra.end(); ++it) opts.extra_context[it.key()] = it.value();
-    }
-  } catch (const nlohmann::json::exception& e) {
-    return fail("template", std::string("invalid JSON: ") + e.what());
+  if (doc->is_object() && doc->contains("messages")) {
+    messages = (*doc)["messages"];
+    for (auto it = doc->begin(); it != doc->end(); ++it)
+      if (it.key() != "messages") opts.extra_context[it.key()] = it.value();
+  } else {
+    messages = std::move(*doc);
+  }
+  if (!tools_file.empty()) {
+    auto t = read_file(tools_file);
+    if (!t.ok()) return fail("template", t.error().message);
+    auto tools = parse_json_input(t.value(), tools_file);
+    if (!tools) return fail("template", tools.error().message);
+    opts.extra_context["tools"] = std::move(*tools);
+  }
+  if (!context_json.empty()) {
+    auto extra = parse_json_input(context_json, "--context");
+    if (!extra) return fail("template", extra.error().message);
+    if (!extra->is_object()) return fail("template", "--context must be a JSON object");
+    for (auto it = extra->begin(); it != extra->end(); ++it) opts.extra_context[it.key()] = it.value();
   }
   if (!messages.is_array()) return fail("template", messages_file + ": expected a JSON array of messages");
 
@@ -136,13 +141,18 @@ int cmd_template(int argc, char** argv) {
   if (as_json) {
     nlohmann::ordered_json j;
     j["text"] = text.value();
-    if (n_tokens >= 0) j["n_tokens"] = n_tokens;
+    if (n_tokens >= 0) {
+      j["n_tokens"] = n_tokens;
+      j["tokenizer"] = model_path;
+    }
     std::printf("%s\n", j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace).c_str());
     return kExitOk;
   }
   std::fwrite(text->data(), 1, text->size(), stdout);
   std::fflush(stdout);
-  if (n_tokens >= 0) std::fprintf(stderr, "tokens: %lld\n", static_cast<long long>(n_tokens));
+  if (n_tokens >= 0)
+    std::fprintf(stderr, "tokens: %lld (counted with the tokenizer of %s)\n", static_cast<long long>(n_tokens),
+                 model_path.c_str());
   return kExitOk;
 }
 

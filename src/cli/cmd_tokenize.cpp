@@ -19,7 +19,7 @@ namespace nt::cli {
 int cmd_tokenize(int argc, char** argv) {
   CLI::App app{"Split text into tokens, like llama-tokenize. The text is used byte for byte "
                "(no escapes processed, no newline stripped).",
-               "tokenize"};
+               "nexttok tokenize"};
   ModelArgs margs;
   add_model_options(app, margs);
   std::string prompt, file;
@@ -34,7 +34,9 @@ int cmd_tokenize(int argc, char** argv) {
   app.add_flag("--no-bos", no_bos, "add no special token at all (no BOS/EOS, no [CLS]/[SEP])");
   app.add_flag("--no-parse-special", no_parse_special, "treat control-token text (<|im_end|> ...) as plain text");
   app.add_flag("--show-count", show_count, "print the number of tokens");
-  app.add_flag("--json", as_json, "one JSON document: ids, pieces, count");
+  app.add_flag("--json", as_json,
+               "one JSON document {\"model\": path, \"tokenizer\": type, \"n_tokens\": N, \"ids\": [...], "
+               "\"pieces\": [...]}");
   if (int rc = parse_args(app, argc, argv); rc >= 0) return rc;
   if (p_opt->count() == 0 && f_opt->count() == 0 && !from_stdin) {
     std::fprintf(stderr, "nexttok tokenize: give the text with -p TEXT, -f FILE or --stdin\n");

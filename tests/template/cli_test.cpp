@@ -52,4 +52,33 @@ TEST(TemplateCli, ErrorsGoToStderr) {
   EXPECT_EQ(r.rc, 2);  // --messages-file is required
 }
 
+// A JSON error in --messages-file names the file, line and column.
+TEST(TemplateCli, MessagesFileJsonErrorNamesFileAndLine) {
+  std::string dir = nt::test::temp_dir();
+  nt::test::write_text(dir + "/t.jinja", "{% for m in messages %}{{ m.content }}{% endfor %}");
+  nt::test::write_text(dir + "/bad.json", "[\n  {\"role\": \"user\", \"content\": \"hi\"},\n  {\"role\": }\n]\n");
+  auto r = run_nexttok({"template", "--template-file", dir + "/t.jinja", "--messages-file", dir + "/bad.json"});
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find(dir + "/bad.json:3:"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("json.exception"), std::string::npos) << "the library's tag is noise: " << r.err;
+}
+
+// --show-tokens without -m counts with the default model's tokenizer and says so.
+TEST(TemplateCli, ShowTokensNamesTheTokenizer) {
+  NT_REQUIRE_SHARED();
+  std::string dir = nt::test::temp_dir();
+  nt::test::write_text(dir + "/t.jinja", "{% for m in messages %}{{ m.content }}{% endfor %}");
+  nt::test::write_text(dir + "/m.json", R"([{"role": "user", "content": "Once upon a time"}])");
+  const std::string model = nt::test::shared_path("models/stories15M-q8_0.gguf");
+  ::setenv("NEXTTOK_MODEL", model.c_str(), 1);
+  auto r = run_nexttok({"template", "--template-file", dir + "/t.jinja", "--messages-file", dir + "/m.json",
+                        "--show-tokens"});
+  auto j = run_nexttok({"template", "--template-file", dir + "/t.jinja", "--messages-file", dir + "/m.json",
+                        "--show-tokens", "--json"});
+  ::unsetenv("NEXTTOK_MODEL");
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.err.find("tokens: 4 (counted with the tokenizer of " + model + ")"), std::string::npos) << r.err;
+  EXPECT_NE(j.out.find("\"tokenizer\":\"" + model + "\""), std::string::npos) << j.out;
+}
+
 }  // namespace

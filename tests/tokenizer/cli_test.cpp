@@ -94,4 +94,26 @@ TEST(CliTokenize, TokenizerJson) {
   EXPECT_EQ(r.out, "[0, 6, 6]\n");
 }
 
+TEST(CliDetokenize, MalformedListsAreRejected) {
+  NT_REQUIRE_SHARED();
+  const std::string vocab = nt::test::shared_path("vocab/ggml-vocab-llama-spm.gguf");
+  for (const char* bad : {"[1, 2", "1, 2]", "1,,2", ",1", "1,", "[[1]]", "[1] 2", "[]x", "1 2 ]["}) {
+    auto r = run_nexttok({"detokenize", "-m", vocab, "--stdin"}, bad);
+    EXPECT_EQ(r.rc, 1) << "'" << bad << "' was accepted: " << r.out;
+    EXPECT_NE(r.err.find("token id list"), std::string::npos) << bad << ": " << r.err;
+  }
+  for (const char* good : {"[1, 2, 3]", "1 2 3", "1,2,3", " [ 1 ,2 , 3 ] \n", "1\n2\n3\n"}) {
+    auto r = run_nexttok({"detokenize", "-m", vocab, "--stdin", "--json"}, good);
+    EXPECT_EQ(r.rc, 0) << "'" << good << "': " << r.err;
+    EXPECT_NE(r.out.find("\"n_tokens\":3"), std::string::npos) << good << ": " << r.out;
+  }
+}
+
+TEST(CliTokenize, HelpNamesTheJsonKeys) {
+  auto r = run_nexttok({"tokenize", "--help"});
+  ASSERT_EQ(r.rc, 0);
+  for (const char* key : {"model", "tokenizer", "n_tokens", "ids", "pieces"})
+    EXPECT_NE(r.out.find(key), std::string::npos) << key << " missing from:\n" << r.out;
+}
+
 }  // namespace
