@@ -17,7 +17,9 @@
 #include "cli/common.h"
 #include "cli/model_setup.h"
 #include "core/strings.h"
+#include "kernels/kv_types.h"
 #include "kernels/read_probe.h"
+#include "model/quant_mix.h"
 
 namespace nt::cli {
 
@@ -91,20 +93,27 @@ std::string test_name(int p, int n, int d) {
   return d > 0 ? s + " @ d" + std::to_string(d) : s;
 }
 
+// "llama 15M Q4_0": the architecture, the parameter count and the file type (general.file_type, as
+// `inspect` shows it); files without one are named by the type holding the most matrix weights.
 std::string model_type_of(const Model& m) {
-  std::map<std::string, uint64_t> bytes_by_type;
+  std::map<std::string, uint64_t> elems_by_type;
   uint64_t n_params = 0;
   for (const auto& t : m.gguf().tensors()) {
     n_params += t.n_elements();
-    if (t.n_dims >= 2) bytes_by_type[dtype_info(t.type).name] += t.n_elements();
+    if (t.n_dims >= 2) elems_by_type[dtype_info(t.type).name] += t.n_elements();
   }
-  std::string main_type = "?";
-  uint64_t best = 0;
-  for (auto& [k, v] : bytes_by_type)
-    if (v > best) { best = v; main_type = k; }
+  std::string type = "?";
+  if (auto ft = m.gguf().get_u64("general.file_type")) {
+    type = ftype_name(static_cast<uint32_t>(*ft));
+    if (type.rfind("MOSTLY_", 0) == 0) type = type.substr(7);
+  } else {
+    uint64_t best = 0;
+    for (auto& [k, v] : elems_by_type)
+      if (v > best) { best = v; type = k; }
+  }
   const double p = static_cast<double>(n_params);
   std::string size = p >= 1e9 ? str_printf("%.1fB", p / 1e9) : str_printf("%.0fM", p / 1e6);
-  return m.config().arch_name + " " + size + " " + main_type;
+  return m.config().arch_name + " " + size + " " + type;
 }
 
 }  // namespace
@@ -113,42 +122,52 @@ int cmd_bench(int argc, char** argv) {
   BenchArgs a;
   CLI::App app{"Benchmark prompt processing (pp) and generation (tg) like llama-bench.\n"
                "Lists take comma-separated values: -p 128,512 -t 1,2; -m may be repeated.",
-               "bench"};
+               "nexttok bench"};
   app.add_option("-m,--model", a.models, "model file(s) (default: the default model)");
   app.add_option("--hf-repo", a.hf_repo, "-hf org/repo[:QUANT]: model from the Hugging Face Hub");
   app.add_option("-p,--n-prompt", a.prompts, "prompt sizes (default 512; 0 skips pp)");
   app.add_option("-n,--n-gen", a.gens, "generation lengths (default 128; 0 skips tg)");
   app.add_option("-d,--n-depth", a.depths, "cached tokens before each test (default 0), e.g. -d 0,4096");
-  app.add_option("-t,--threads", a.threads, "thread counts (default: physical cores)");
-  app.add_option("-r,--repetitions", a.reps, "repetitions per test (default 5)")->check(CLI::Range(1, 1000));
-  app.add_option("-b,--batch-size", a.n_batch, "prefill chunk size (default 512)")->check(CLI::PositiveNumber);
+  app.add_option("-t,--threads", a.threads, "thread counts; 0 = all physical cores (default 0)");
+  app.add_option("-r,--repetitions", a.reps, "repetitions per test, 1 to 1000 (default 5)");
+  app.add_option("-b,--batch-size", a.n_batch, "prefill chunk size, 1 to 65536 (default 512)");
   app.add_option("-o,--output", a.output, "output format: md (default) or json")->check(CLI::IsMember({"md", "json"}));
-  app.add_option("--cache-type-k", a.cache_type_k, "-ctk: KV cache type for K (default f16)");
-  app.add_option("--cache-type-v", a.cache_type_v, "-ctv: KV cache type for V (default f16)");
-  app.add_flag("--bandwidth", a.bandwidth, "probe memory read bandwidth and report tg as % of its ceiling");
-  if (int rc = parse_args(app, argc, argv); rc >= 0) return rc;
-
-  auto pp = parse_list(a.prompts, "-p", 0);
-  if (!pp) return fail("bench", pp.error().message);
-  auto tg = parse_list(a.gens, "-n", 0);
-  if (!tg) return fail("bench", tg.error().message);
-  auto depth = parse_list(a.depths, "-d", 0);
-  if (!depth) return fail("bench", depth.error().message);
-  std::vector<int> threads = {ThreadPool::default_threads()};
-  if (!a.threads.empty()) {
-    auto t = parse_list(a.threads, "-t", 1);
-    if (!t) return fail("bench", t.error().message);
-    threads = *t;
-  }
+  app.add_option("--cache-type-k", a.cache_type_k, "-ctk: KV cache type for K: " + kv_cache_type_names() + " (default f16)");
+  app.add_option("--cache-type-v", a.cache_type_v, "-ctv: KV cache type for V: " + kv_cache_type_names() + " (default f16)");
+  app.add_flag("--bandwidth", a.bandwidth,
+               "probe memory read bandwidth and report tg as % of its ceiling (above 100%: the weights were "
+               "read from the CPU caches, not memory)");
+  std::vector<int> pp, tg, depth, threads;
+  auto check = [&]() -> Status {
+    auto p = parse_list(a.prompts, "-p", 0);
+    if (!p) return p.error();
+    auto n = parse_list(a.gens, "-n", 0);
+    if (!n) return n.error();
+    auto d = parse_list(a.depths, "-d", 0);
+    if (!d) return d.error();
+    auto t = parse_list(a.threads.empty() ? "0" : a.threads, "-t", 0);
+    if (!t) return t.error();
+    pp = *p, tg = *n, depth = *d;
+    for (int x : *t) {
+      NT_TRY(check_threads("-t", x));
+      threads.push_back(x == 0 ? ThreadPool::default_threads() : x);
+    }
+    NT_TRY(check_range("-r", a.reps, 1, 1000));
+    NT_TRY(check_range("-b", a.n_batch, 1, 65536));
+    NT_TRY(parse_kv_cache_type(a.cache_type_k));
+    NT_TRY(parse_kv_cache_type(a.cache_type_v));
+    return {};
+  };
+  if (int rc = parse_args(app, argc, argv, check); rc >= 0) return rc;
   std::vector<ModelArgs> model_args;
   if (!a.hf_repo.empty()) model_args.push_back(ModelArgs{"", a.hf_repo});
   for (const auto& m : a.models) model_args.push_back(ModelArgs{m, ""});
   if (model_args.empty()) model_args.push_back(ModelArgs{});
 
   int max_p = 0, max_n = 0, max_d = 0;
-  for (int p : *pp) max_p = std::max(max_p, p);
-  for (int n : *tg) max_n = std::max(max_n, n);
-  for (int d : *depth) max_d = std::max(max_d, d);
+  for (int p : pp) max_p = std::max(max_p, p);
+  for (int n : tg) max_n = std::max(max_n, n);
+  for (int d : depth) max_d = std::max(max_d, d);
   std::vector<Row> rows;
   std::map<int, std::vector<double>> bw_by_threads;  // every probe, per thread count
   const bool md = a.output == "md";
@@ -237,9 +256,9 @@ int cmd_bench(int argc, char** argv) {
       };
       struct Test { int p, n, d; };
       std::vector<Test> tests;
-      for (int d : *depth) {
-        for (int p : *pp) if (p > 0) tests.push_back({p, 0, d});
-        for (int n : *tg) if (n > 0) tests.push_back({0, n, d});
+      for (int d : depth) {
+        for (int p : pp) if (p > 0) tests.push_back({p, 0, d});
+        for (int n : tg) if (n > 0) tests.push_back({0, n, d});
       }
       for (auto [p, n, d] : tests) {
         auto r = run_test(p, n, d);
@@ -265,9 +284,13 @@ int cmd_bench(int argc, char** argv) {
   }
   if (md) {
     for (auto& [nt, bw] : bw_by_threads)
-      std::printf("\nmemory read bandwidth (%d threads), probed beside each tg repetition: mean %.2f GB/s, "
-                  "range %.2f-%.2f\n", nt, mean(bw) / 1e9, *std::min_element(bw.begin(), bw.end()) / 1e9,
-                  *std::max_element(bw.begin(), bw.end()) / 1e9);
+      std::printf("\nmemory read bandwidth (%s), probed beside each tg repetition: mean %.2f GB/s, "
+                  "range %.2f-%.2f\n", plural(nt, "thread", "threads").c_str(), mean(bw) / 1e9,
+                  *std::min_element(bw.begin(), bw.end()) / 1e9, *std::max_element(bw.begin(), bw.end()) / 1e9);
+    if (!bw_by_threads.empty())
+      std::printf("%% of BW: bytes a generated token reads (weights and cached K/V) x tokens/s, over the probed "
+                  "bandwidth; above 100%% means part of them came from the CPU caches, not memory (a model "
+                  "smaller than the caches)\n");
     return 0;
   }
   nlohmann::json out = nlohmann::json::array();

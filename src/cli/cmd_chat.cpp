@@ -13,6 +13,7 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/generate.h"
+#include "cli/json_input.h"
 #include "cli/model_setup.h"
 #include "core/files.h"
 #include "core/strings.h"
@@ -24,6 +25,8 @@ namespace nt::cli {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+constexpr const char* kChatCommands = "/reset, /stats, /save FILE, /load FILE, /help, /quit";
 
 struct ChatArgs {
   ModelArgs model;
@@ -128,9 +131,11 @@ Status save_conversation(const std::string& path, const Renderer& r, const std::
 Result<std::vector<ChatMessage>> load_conversation(const std::string& path) {
   auto text = read_file(path);
   if (!text) return text.error();
-  nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
-  const nlohmann::json* arr = &j;
-  if (j.is_object() && j.contains("messages")) arr = &j["messages"];
+  auto doc = parse_json_input(*text, path);
+  if (!doc) return doc.error();
+  const nlohmann::ordered_json& j = *doc;
+  const nlohmann::ordered_json* arr = &j;
+  if (j.is_object() && j.contains("messages")) arr = &j.at("messages");
   if (!arr->is_array()) return make_error("%s: expected {\"messages\": [...]} or a JSON array of messages", path.c_str());
   std::vector<ChatMessage> msgs;
   for (const auto& m : *arr) {
@@ -148,35 +153,44 @@ int cmd_chat(int argc, char** argv) {
   ChatArgs a;
   CLI::App app{"Interactive multi-turn chat over stdin (a pipe works too). Each turn prefills only the\n"
                "tokens not already in the KV cache. Commands: /reset /stats /save FILE /load FILE /quit.",
-               "chat"};
+               "nexttok chat"};
   add_model_options(app, a.model);
   add_engine_options(app, a.engine);
   add_sampling_options(app, a.sampling);
-  app.add_option("-n,--n-predict", a.n_predict, "max tokens per reply (default -1: until end of turn or full context)");
+  app.add_option("-n,--n-predict", a.n_predict, "max tokens per reply; -1 = until the end of the turn or a full "
+                 "context (default -1)");
   app.add_option("--chat-format", a.chat_format, "built-in format: chatml, llama2, llama3, mistral, plain");
   app.add_option("--chat-template-file", a.chat_template_file, "Jinja chat template to use instead of the model's");
   app.add_option("--system", a.system, "system message at the start of the conversation");
-  if (int rc = parse_args(app, argc, argv); rc >= 0) return rc;
+  auto check = [&]() -> Status {
+    NT_TRY(check_engine_args(a.engine));
+    NT_TRY(check_sampling_args(a.sampling));
+    NT_TRY(check_n_predict(a.n_predict));
+    if (!a.chat_format.empty()) NT_TRY(parse_chat_format(a.chat_format));
+    return {};
+  };
+  if (int rc = parse_args(app, argc, argv, check); rc >= 0) return rc;
 
   auto lm = load_model(a.model, a.engine, false);
   if (!lm) return fail("chat", lm.error().message);
   Engine& eng = *lm->engine;
   const Tokenizer& tok = *lm->tokenizer;
   const int32_t n_vocab = eng.config().n_vocab;
-  auto params = to_params(a.sampling, n_vocab);
-  if (!params) return fail("chat", params.error().message);
+  const SamplerParams& params = a.sampling.p;
+  if (Status st = validate_for_vocab(params, n_vocab); !st) return fail("chat", st.error().message);
   auto renderer = make_renderer(a, tok, eng.model().gguf());
   if (!renderer) return fail("chat", renderer.error().message);
   const Renderer& rend = *renderer;
 
-  Sampler sampler(*params, n_vocab, static_cast<int32_t>(eng.n_ctx()));
+  Sampler sampler(params, n_vocab, static_cast<int32_t>(eng.n_ctx()));
   std::vector<std::string> stops = a.sampling.stops;
   // End-of-turn markers of the format (detected from the Jinja template's text when there is one)
   // back up the model's end-of-generation tokens.
   for (const std::string& s : chat_format_stops(rend.format)) stops.push_back(s);
   const bool tty_in = isatty(0) != 0;
-  std::fprintf(stderr, "chat: format %s | sampler %s | seed %llu | /help for commands\n", rend.name().c_str(),
-               describe(*params).c_str(), static_cast<unsigned long long>(sampler.seed()));
+  std::fprintf(stderr, "chat: format %s | sampler %s | seed %llu | simd %s | /help for commands\n",
+               rend.name().c_str(), describe(params).c_str(), static_cast<unsigned long long>(sampler.seed()),
+               kernels_simd_level());
 
   const int seq = eng.new_sequence();
   std::vector<ChatMessage> messages;
@@ -208,20 +222,24 @@ int cmd_chat(int argc, char** argv) {
                     static_cast<long long>(stats.reused), static_cast<long long>(stats.prefilled),
                     static_cast<long long>(stats.generated), stats.last_ttft_ms,
                     stats.decode_ms > 0 ? stats.decoded / (stats.decode_ms / 1000.0) : 0.0);
-      } else if (cmd == "/save" && !arg.empty()) {
-        if (auto s = save_conversation(arg, rend, messages, {lm->path, a.chat_template_file}); !s) std::printf("[error: %s]\n", s.error().message.c_str());
-        else std::printf("[saved %zu messages to %s]\n", messages.size(), arg.c_str());
-      } else if (cmd == "/load" && !arg.empty()) {
+      } else if ((cmd == "/save" || cmd == "/load") && arg.empty()) {
+        std::fprintf(stderr, "[error: %s needs a file name: %s FILE]\n", cmd.c_str(), cmd.c_str());
+      } else if (cmd == "/save") {
+        if (auto s = save_conversation(arg, rend, messages, {lm->path, a.chat_template_file}); !s) std::fprintf(stderr, "[error: %s]\n", s.error().message.c_str());
+        else std::printf("[saved %s to %s]\n", plural(int64_t(messages.size()), "message", "messages").c_str(), arg.c_str());
+      } else if (cmd == "/load") {
         auto msgs = load_conversation(arg);
         if (!msgs) {
-          std::printf("[error: %s]\n", msgs.error().message.c_str());
+          std::fprintf(stderr, "[error: %s]\n", msgs.error().message.c_str());
         } else {
           messages = std::move(*msgs);
-          std::printf("[loaded %zu messages from %s; the next turn reuses what the cache still holds]\n",
-                      messages.size(), arg.c_str());
+          std::printf("[loaded %s from %s; the next turn reuses what the cache still holds]\n",
+                      plural(int64_t(messages.size()), "message", "messages").c_str(), arg.c_str());
         }
+      } else if (cmd == "/help") {
+        std::printf("[commands: %s]\n", kChatCommands);
       } else {
-        std::printf("[commands: /reset, /stats, /save FILE, /load FILE, /quit]\n");
+        std::fprintf(stderr, "[error: unknown command '%s'; commands: %s]\n", cmd.c_str(), kChatCommands);
       }
       std::fflush(stdout);
       continue;
@@ -231,7 +249,7 @@ int cmd_chat(int argc, char** argv) {
     auto text = rend.render(messages);
     if (!text) {
       messages.pop_back();
-      std::printf("[error: %s]\n", text.error().message.c_str());
+      std::fprintf(stderr, "[error: %s]\n", text.error().message.c_str());
       continue;
     }
     std::vector<int32_t> tokens = tok.encode(*text, false, true);
@@ -240,7 +258,7 @@ int cmd_chat(int argc, char** argv) {
     const int64_t n_tokens = static_cast<int64_t>(tokens.size());
     if (n_tokens + 1 > eng.n_ctx()) {
       messages.pop_back();
-      std::printf("[error: the conversation is %lld tokens, %lld over the context of %lld; /reset or raise -c]\n",
+      std::fprintf(stderr, "[error: the conversation is %lld tokens, %lld over the context of %lld; /reset or raise -c]\n",
                   static_cast<long long>(n_tokens), static_cast<long long>(n_tokens + 1 - eng.n_ctx()),
                   static_cast<long long>(eng.n_ctx()));
       std::fflush(stdout);
@@ -255,6 +273,7 @@ int cmd_chat(int argc, char** argv) {
     GenerateOptions opt;
     const int64_t room = eng.n_ctx() - n_tokens;
     opt.n_predict = a.n_predict < 0 ? room : std::min(a.n_predict, room);
+    opt.to_context_end = a.n_predict < 0 || a.n_predict >= room;
     opt.stops = stops;
     opt.on_text = [](const std::string& s) {
       std::fwrite(s.data(), 1, s.size(), stdout);

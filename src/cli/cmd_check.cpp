@@ -10,9 +10,9 @@
 #include "cli/common.h"
 #include "cli/generate.h"
 #include "cli/model_setup.h"
+#include "cli/prompt_setup.h"
 #include "core/strings.h"
 #include "sampling/check_report.h"
-#include "sampling/context_plan.h"
 
 namespace nt::cli {
 
@@ -22,14 +22,10 @@ struct CheckArgs {
   ModelArgs model;
   EngineArgs engine;
   SamplingArgs sampling;
-  std::string prompt;
-  std::string prompt_file;
+  PromptArgs prompt;
   int64_t n_predict = 64;
   int runs = 5;
-  std::string truncate = "none";
   bool json = false;
-  bool no_bos = false;
-  bool parse_special = false;
 };
 
 struct RunSet {
@@ -46,7 +42,7 @@ Result<RunSet> run_set(Engine& eng, int seq, const Tokenizer& tok, SamplerParams
                        int64_t n_predict, const std::vector<std::string>& stops) {
   RunSet set;
   for (int r = 0; r < runs; ++r) {
-    if (fresh_seeds) params.seed = kRandomSeed;
+    if (fresh_seeds) params.seed.reset();
     Sampler sampler(params, eng.config().n_vocab, static_cast<int32_t>(eng.n_ctx()));
     sampler.accept(prompt);
     eng.truncate(seq, static_cast<int32_t>(prompt.size()));
@@ -99,54 +95,46 @@ int cmd_check(int argc, char** argv) {
   CLI::App app{"Why do answers differ? Runs the same request -r times (fresh random seed each, or --seed S\n"
                "for all), then again at temperature 0, and reports distinct outputs, first divergence,\n"
                "mean per-step entropy, truncation, and a verdict.",
-               "check"};
+               "nexttok check"};
   add_model_options(app, a.model);
   add_engine_options(app, a.engine);
   add_sampling_options(app, a.sampling);
-  app.add_option("-p,--prompt", a.prompt, "prompt text");
-  app.add_option("-f,--file", a.prompt_file, "read the prompt from a file");
-  app.add_option("-n,--n-predict", a.n_predict, "tokens to generate per run (default 64)")->check(CLI::PositiveNumber);
-  app.add_option("-r,--runs", a.runs, "runs per setting (default 5)")->check(CLI::Range(1, 1000));
-  app.add_option("--truncate", a.truncate, "when prompt + -n exceeds -c: none (error, default), start or middle");
+  add_prompt_options(app, a.prompt);
+  app.add_option("-n,--n-predict", a.n_predict,
+                 "tokens to generate per run; -1 = until an end token or a full context (default 64)");
+  app.add_option("-r,--runs", a.runs, "runs per setting, 1 to 1000 (default 5)");
   app.add_flag("--json", a.json, "print one JSON object");
-  app.add_flag("--no-bos", a.no_bos, "do not add the BOS token");
-  app.add_flag("--parse-special", a.parse_special, "recognise special tokens written in the prompt");
-  if (int rc = parse_args(app, argc, argv); rc >= 0) return rc;
+  auto check = [&]() -> Status {
+    NT_TRY(check_engine_args(a.engine));
+    NT_TRY(check_sampling_args(a.sampling));
+    NT_TRY(check_prompt_args(a.prompt));
+    NT_TRY(check_n_predict(a.n_predict, 1));
+    return check_range("-r", a.runs, 1, 1000);
+  };
+  if (int rc = parse_args(app, argc, argv, check); rc >= 0) return rc;
 
-  if (!a.prompt_file.empty()) {
-    if (!a.prompt.empty()) return fail("check", "give either -p or -f, not both");
-    auto text = read_file(a.prompt_file);
-    if (!text) return fail("check", text.error().message);
-    a.prompt = *text;
-  }
-  auto mode = parse_truncate_mode(a.truncate);
-  if (!mode) return fail("check", mode.error().message);
+  auto text = read_prompt(a.prompt);
+  if (!text) return fail("check", text.error().message);
   auto lm = load_model(a.model, a.engine, a.json);
   if (!lm) return fail("check", lm.error().message);
   Engine& eng = *lm->engine;
   const Tokenizer& tok = *lm->tokenizer;
   const int32_t n_vocab = eng.config().n_vocab;
-  auto params = to_params(a.sampling, n_vocab);
-  if (!params) return fail("check", params.error().message);
-
-  const std::vector<int32_t> input = tok.encode(a.prompt, !a.no_bos, a.parse_special);
-  if (input.empty()) return fail("check", "the prompt is empty (no tokens); give -p TEXT");
-  const bool has_bos = !a.no_bos && tok.bos() >= 0 && input[0] == tok.bos();
-  auto plan = plan_context(input, has_bos, a.n_predict, eng.n_ctx(), *mode);
+  const SamplerParams& params = a.sampling.p;
+  if (Status st = validate_for_vocab(params, n_vocab); !st) return fail("check", st.error().message);
+  auto plan = plan_prompt("check", *text, a.prompt, tok, a.n_predict, eng.n_ctx());
   if (!plan) return fail("check", plan.error().message);
-  if (plan->dropped > 0)
-    std::fprintf(stderr, "check: %s\n", truncation_warning(*plan, *mode, eng.n_ctx()).c_str());
 
   const int seq = eng.new_sequence();
   auto logits = eng.append(seq, plan->prompt.data(), static_cast<int64_t>(plan->prompt.size()));
   if (!logits) return fail("check", logits.error().message);
   const std::vector<float> first_logits(*logits, *logits + n_vocab);
 
-  const bool fixed_seed = a.sampling.seed >= 0;
-  auto sampled = run_set(eng, seq, tok, *params, !fixed_seed, a.runs, plan->prompt, first_logits, plan->n_predict,
+  const bool fixed_seed = params.seed.has_value();
+  auto sampled = run_set(eng, seq, tok, params, !fixed_seed, a.runs, plan->prompt, first_logits, plan->n_predict,
                          a.sampling.stops);
   if (!sampled) return fail("check", sampled.error().message);
-  SamplerParams greedy_params = *params;
+  SamplerParams greedy_params = params;
   greedy_params.temp = 0.0f;
   auto greedy = run_set(eng, seq, tok, greedy_params, !fixed_seed, a.runs, plan->prompt, first_logits,
                         plan->n_predict, a.sampling.stops);
@@ -155,7 +143,7 @@ int cmd_check(int argc, char** argv) {
   CheckFacts facts;
   facts.sampled = sampled->summary;
   facts.greedy = greedy->summary;
-  facts.sampled_is_greedy = params->temp <= 0.0f;
+  facts.sampled_is_greedy = params.temp <= 0.0f;
   facts.fixed_seed = fixed_seed;
   facts.truncated_by = plan->dropped;
   const std::string verdict = check_verdict(facts);
@@ -167,8 +155,9 @@ int cmd_check(int argc, char** argv) {
     j["verdict"] = verdict;
     j["n_predict"] = plan->n_predict;
     j["prompt_tokens"] = plan->prompt.size();
-    j["sampler"] = describe(*params);
+    j["sampler"] = describe(params);
     j["seeds"] = sampled->seeds;
+    j["simd"] = kernels_simd_level();
     j["fixed_seed"] = fixed_seed;
     j["outputs"] = sampled->texts;
     j["greedy"] = summary_json(greedy->summary);
@@ -176,10 +165,12 @@ int cmd_check(int argc, char** argv) {
     std::puts(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     return 0;
   }
-  std::printf("check: %d runs of -n %lld | prompt %zu tokens | sampler %s | %s\n", a.runs,
-              static_cast<long long>(plan->n_predict), plan->prompt.size(), describe(*params).c_str(),
-              fixed_seed ? str_printf("every run uses --seed %lld", static_cast<long long>(a.sampling.seed)).c_str()
-                         : "a fresh random seed per run");
+  std::printf("check: %s of -n %lld | prompt %s | sampler %s | %s | simd %s\n",
+              plural(a.runs, "run", "runs").c_str(), static_cast<long long>(plan->n_predict),
+              plural(int64_t(plan->prompt.size()), "token", "tokens").c_str(), describe(params).c_str(),
+              fixed_seed ? str_printf("every run uses --seed %llu", static_cast<unsigned long long>(*params.seed)).c_str()
+                         : "a fresh random seed per run",
+              kernels_simd_level());
   for (size_t i = 0; i < sampled->texts.size(); ++i)
     std::printf("  run %zu (seed %llu): %s\n", i + 1, static_cast<unsigned long long>(sampled->seeds[i]),
                 shorten(sampled->texts[i], 70).c_str());

@@ -207,7 +207,7 @@ int cmd_convert(int argc, char** argv) {
   CLI::App app{"Convert a model to GGUF. Formats:\n"
                "  llama2c MODEL.bin TOKENIZER.bin  a llama2.c checkpoint (legacy or v1 float32 export) and\n"
                "                                   its tokenizer.bin -> llama architecture, Llama 2 vocab",
-               "convert"};
+               "nexttok convert"};
   std::string format, model_path, tok_path, out, name;
   float rms_eps = 1e-5f;
   app.add_option("format", format, "source format (llama2c)")->required();

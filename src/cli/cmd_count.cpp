@@ -208,7 +208,7 @@ int cmd_count(int argc, char** argv) {
   CLI::App app{"Count tokens across texts and tokenizers; with --per-request/--concurrency/--ctx, "
                "whether requests fit and the KV-cache memory they need; with --price-in/--price-out, "
                "what they cost. Texts: FILES ('-' = stdin), --stdin, or -p TEXT (repeatable).",
-               "count"};
+               "nexttok count"};
   std::vector<std::string> models, files, prompts;
   bool from_stdin = false, no_bos = false, no_parse_special = false, as_json = false;
   Options o;

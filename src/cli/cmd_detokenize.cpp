@@ -17,7 +17,7 @@ namespace nt::cli {
 int cmd_detokenize(int argc, char** argv) {
   CLI::App app{"Turn token ids back into text. IDS: '1 2 3', '[1, 2, 3]' or '1,2,3' (or --stdin). "
                "The text is written byte for byte, with no newline added.",
-               "detokenize"};
+               "nexttok detokenize"};
   ModelArgs margs;
   add_model_options(app, margs);
   std::vector<std::string> id_args;

@@ -75,7 +75,7 @@ int cmd_inspect(int argc, char** argv) {
   CLI::App app{"Show a GGUF model's spec page: name, shape, tensor types, tokenizer, and the memory\n"
                "it needs (weights + KV cache for context lengths x parallel sequences).\n"
                "Works on vocab-only files too (model fields then show as '-' / null).",
-               "inspect"};
+               "nexttok inspect"};
   std::string pos_model;
   ModelArgs margs;
   bool as_json = false;

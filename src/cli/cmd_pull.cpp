@@ -18,7 +18,7 @@ int cmd_pull(int argc, char** argv) {
                "Cache: $HF_HUB_CACHE, else $HF_HOME/hub, else ~/.cache/huggingface/hub (shared with\n"
                "huggingface_hub and llama.cpp). Token: --token, $HF_TOKEN or the huggingface-cli login file.\n"
                "Endpoint: $HF_ENDPOINT (default https://huggingface.co). Offline: --offline or HF_HUB_OFFLINE=1.",
-               "pull"};
+               "nexttok pull"};
   hub::PullOptions o;
   bool json_out = false;
   bool quiet = false;

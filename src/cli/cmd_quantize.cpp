@@ -59,18 +59,18 @@ int cmd_quantize(int argc, char** argv) {
                "that a K-quant cannot hold fall back to Q5_0/Q5_1/Q8_0 (then F16). A line per tensor\n"
                "goes to stderr. Like llama-quantize, converting tensors that are already quantized (a\n"
                "second loss of precision) needs --allow-requantize; F32, F16 and BF16 inputs do not.",
-               "quantize"};
+               "nexttok quantize"};
   std::string in, out, type_name;
-  int n_threads = ThreadPool::default_threads();
+  int n_threads = 0;
   bool dry_run = false, allow_requantize = false;
   app.add_option("input", in, "input GGUF (any supported tensor types)")->required();
   app.add_option("output", out, "output GGUF")->required();
   app.add_option("type", type_name, "target: " + quant_preset_names() + " (case-insensitive)")->required();
-  app.add_option("-t,--threads", n_threads, "threads")->check(CLI::Range(1, 1024));
+  app.add_option("-t,--threads", n_threads, "threads; 0 = all physical cores (default 0)");
   app.add_flag("--allow-requantize", allow_requantize,
                "convert tensors that are already quantized (Q8_0, Q4_K, ...): quality is lost twice");
   app.add_flag("--dry-run", dry_run, "print the plan (tensor name, current type, new type) to stdout; write nothing");
-  if (int rc = parse_args(app, argc, argv); rc >= 0) return rc;
+  if (int rc = parse_args(app, argc, argv, [&] { return check_threads("-t", n_threads); }); rc >= 0) return rc;
 
   auto preset = quant_preset_from_name(type_name);
   if (!preset) {
@@ -108,7 +108,6 @@ int cmd_quantize(int argc, char** argv) {
     break;
   }
 
-
   if (dry_run) {
     for (size_t i = 0; i < f.tensors().size(); ++i)
       std::printf("%s %s %s%s\n", f.tensors()[i].name.c_str(), std::string(dtype_name(f.tensors()[i].type)).c_str(),
@@ -129,7 +128,7 @@ int cmd_quantize(int argc, char** argv) {
   }
   if (auto s = w.begin(out); !s) return fail("quantize", s.error().message);
 
-  ThreadPool pool(n_threads);
+  ThreadPool pool(resolve_threads(n_threads));
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<uint8_t> buf;
   uint64_t in_bytes = 0, out_bytes = 0;

@@ -12,8 +12,8 @@
 #include "cli/common.h"
 #include "cli/generate.h"
 #include "cli/model_setup.h"
+#include "cli/prompt_setup.h"
 #include "core/strings.h"
-#include "sampling/context_plan.h"
 
 namespace nt::cli {
 
@@ -23,16 +23,12 @@ struct RunArgs {
   ModelArgs model;
   EngineArgs engine;
   SamplingArgs sampling;
-  std::string prompt;
-  std::string prompt_file;
+  PromptArgs prompt;
   int64_t n_predict = -1;
   int top_logits = 0;
   bool json = false;
-  bool no_bos = false;
-  bool parse_special = false;
   bool show_probs = false;
   int n_probs = 5;
-  std::string truncate = "none";
 };
 
 using Clock = std::chrono::steady_clock;
@@ -61,58 +57,46 @@ int cmd_run(int argc, char** argv) {
   CLI::App app{"Generate text: prefill the prompt, then sample token by token, streaming to stdout.\n"
                "Sampling chain (each stage optional, in this order): logit bias, repetition/presence/\n"
                "frequency penalties, top-k, typical, top-p, min-p, temperature, draw. --temp 0 = greedy.\n"
-               "Same model, prompt, settings and --seed give byte-identical output for any -t and -b.\n"
+               "Same binary, CPU features (the simd level printed), model, prompt, settings and --seed give\n"
+               "byte-identical output for any -t and -b.\n"
                "Timings (time to first token, prefill and decode tokens/s, KV cache) go to stderr.",
-               "run"};
+               "nexttok run"};
   add_model_options(app, a.model);
   add_engine_options(app, a.engine);
   add_sampling_options(app, a.sampling);
-  app.add_option("-p,--prompt", a.prompt, "prompt text");
-  app.add_option("-f,--file", a.prompt_file, "read the prompt from a file");
+  add_prompt_options(app, a.prompt);
   app.add_option("-n,--n-predict", a.n_predict,
-                 "tokens to generate (default -1: until end of generation or a full context)");
-  app.add_option("--top-logits", a.top_logits, "with --json: report the K highest raw logits per step")
-      ->check(CLI::NonNegativeNumber);
+                 "tokens to generate; -1 = until an end-of-generation token or a full context (default -1)");
+  app.add_option("--top-logits", a.top_logits, "with --json: report the K highest raw logits per step (default 0)");
   app.add_flag("--json", a.json, "print one JSON object (golden-file format) instead of streaming text");
-  app.add_flag("--no-bos", a.no_bos, "do not add the BOS token");
-  app.add_flag("--parse-special", a.parse_special, "recognise special tokens written in the prompt");
   app.add_flag("--show-probs", a.show_probs,
                "print each chosen token with its probability and the top alternatives after the "
                "sampling transforms (colored by confidence on a terminal)");
-  app.add_option("--n-probs", a.n_probs, "alternatives shown per token by --show-probs (default 5)")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--truncate", a.truncate,
-                 "when prompt + -n exceeds -c: none (error, default), start (drop the oldest prompt "
-                 "tokens after BOS) or middle (keep the beginning and the end)");
-  if (int rc = parse_args(app, argc, argv); rc >= 0) return rc;
+  app.add_option("--n-probs", a.n_probs, "alternatives shown per token by --show-probs, 1 to 100 (default 5)");
+  auto check = [&]() -> Status {
+    NT_TRY(check_engine_args(a.engine));
+    NT_TRY(check_sampling_args(a.sampling));
+    NT_TRY(check_prompt_args(a.prompt));
+    NT_TRY(check_n_predict(a.n_predict));
+    NT_TRY(check_range("--top-logits", a.top_logits, 0, 1 << 20));
+    return check_range("--n-probs", a.n_probs, 1, 100);
+  };
+  if (int rc = parse_args(app, argc, argv, check); rc >= 0) return rc;
 
-  if (!a.prompt_file.empty()) {
-    if (!a.prompt.empty()) return fail("run", "give either -p or -f, not both");
-    auto text = read_file(a.prompt_file);
-    if (!text) return fail("run", text.error().message);
-    a.prompt = *text;
-  }
-  auto mode = parse_truncate_mode(a.truncate);
-  if (!mode) return fail("run", mode.error().message);
-
+  auto text = read_prompt(a.prompt);
+  if (!text) return fail("run", text.error().message);
   auto lm = load_model(a.model, a.engine, a.json);
   if (!lm) return fail("run", lm.error().message);
   Engine& eng = *lm->engine;
   const Tokenizer& tok = *lm->tokenizer;
   const int32_t n_vocab = eng.config().n_vocab;
-  auto params = to_params(a.sampling, n_vocab);
-  if (!params) return fail("run", params.error().message);
-
-  const std::vector<int32_t> input = tok.encode(a.prompt, !a.no_bos, a.parse_special);
-  if (input.empty()) return fail("run", "the prompt is empty (no tokens); give -p TEXT");
-  const bool has_bos = !a.no_bos && tok.bos() >= 0 && input[0] == tok.bos();
-  auto plan = plan_context(input, has_bos, a.n_predict, eng.n_ctx(), *mode);
+  const SamplerParams& params = a.sampling.p;
+  if (Status st = validate_for_vocab(params, n_vocab); !st) return fail("run", st.error().message);
+  auto plan = plan_prompt("run", *text, a.prompt, tok, a.n_predict, eng.n_ctx());
   if (!plan) return fail("run", plan.error().message);
   const std::vector<int32_t>& prompt = plan->prompt;
-  if (plan->dropped > 0)
-    std::fprintf(stderr, "run: %s\n", truncation_warning(*plan, *mode, eng.n_ctx()).c_str());
 
-  Sampler sampler(*params, n_vocab, static_cast<int32_t>(eng.n_ctx()));
+  Sampler sampler(params, n_vocab, static_cast<int32_t>(eng.n_ctx()));
   sampler.accept(prompt);  // penalties look back over the prompt too
 
   const int seq = eng.new_sequence();
@@ -125,6 +109,7 @@ int cmd_run(int argc, char** argv) {
   const bool tty = stdout_is_tty();
   GenerateOptions opt;
   opt.n_predict = plan->n_predict;
+  opt.to_context_end = a.n_predict < 0;
   opt.stops = a.sampling.stops;
   opt.n_top = a.show_probs ? static_cast<size_t>(a.n_probs) : 0;
   int64_t step_index = 0;
@@ -174,11 +159,11 @@ int cmd_run(int argc, char** argv) {
   const size_t kv_used = eng.kv_bytes_for(eng.seq_len(seq));
   const std::string trunc = plan->dropped > 0
                                 ? str_printf("yes (%lld prompt tokens dropped, --truncate %s)",
-                                             static_cast<long long>(plan->dropped), a.truncate.c_str())
+                                             static_cast<long long>(plan->dropped), a.prompt.truncate.c_str())
                                 : std::string("no");
   if (a.json) {
     nlohmann::json j;
-    j["prompt"] = a.prompt;
+    j["prompt"] = *text;
     j["prompt_ids"] = prompt;
     j["steps"] = std::move(steps);
     j["text"] = piece_json(res.text);
@@ -193,17 +178,19 @@ int cmd_run(int argc, char** argv) {
                   {"truncated", plan->dropped > 0},
                   {"truncated_tokens", plan->dropped},
                   {"seed", sampler.seed()},
-                  {"sampler", describe(*params)},
+                  {"simd", kernels_simd_level()},
+                  {"sampler", describe(params)},
                   {"stop_reason", res.stop_reason}};
     std::puts(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
   } else {
     std::fprintf(stderr,
-                 "\nprompt: %zu tokens | time to first token: %.1f ms | prefill: %.1f tok/s | decode: %.1f tok/s "
-                 "(%zu tokens, %.0f ms) | KV cache: %s used of %s | truncated: %s\n"
-                 "sampler: %s | seed: %llu | stop: %s\n",
-                 prompt.size(), res.ttft_ms, prefill_tps, decode_tps, res.tokens.size(), res.decode_ms,
+                 "\nprompt: %s | time to first token: %.1f ms | prefill: %.1f tok/s | decode: %.1f tok/s "
+                 "(%s, %.0f ms) | KV cache: %s used of %s | truncated: %s\n"
+                 "sampler: %s | seed: %llu | simd: %s | stop: %s\n",
+                 plural(int64_t(prompt.size()), "token", "tokens").c_str(), res.ttft_ms, prefill_tps, decode_tps,
+                 plural(int64_t(res.tokens.size()), "token", "tokens").c_str(), res.decode_ms,
                  format_bytes(kv_used).c_str(), format_bytes(eng.kv_bytes()).c_str(), trunc.c_str(),
-                 describe(*params).c_str(), static_cast<unsigned long long>(sampler.seed()),
+                 describe(params).c_str(), static_cast<unsigned long long>(sampler.seed()), kernels_simd_level(),
                  res.stop_reason.c_str());
   }
   return 0;

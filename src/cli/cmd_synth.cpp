@@ -67,11 +67,11 @@ int cmd_synth(int argc, char** argv) {
                "trained model is at hand). Example:\n"
                "  nexttok synth --arch llama --n-embd 1536 --n-layer 20 --n-head 12 --n-head-kv 4 --n-ff 4096 \\\n"
                "    --ctx 4096 --vocab ../shared/vocab/ggml-vocab-llama-spm.gguf --type q8_0 -o medium-q8_0.gguf",
-               "synth"};
+               "nexttok synth"};
   std::string arch, vocab_path, type_name = "f16", out;
   int64_t n_embd = 0, n_layer = 0, n_head = 0, n_head_kv = 0, n_ff = 0, head_dim = 0, n_ctx = 4096;
   uint64_t seed = 42;
-  int n_threads = ThreadPool::default_threads();
+  int n_threads = 0;
   bool tied = false, best = false;
   double rope_base = 0;
   std::vector<std::string> arch_names;
@@ -84,14 +84,13 @@ int cmd_synth(int argc, char** argv) {
   }
   rope_help += ")";
   app.add_option("--arch", arch, arch_help)->required()->check(CLI::IsMember(arch_names));
-  app.add_option("--n-embd", n_embd, "embedding size")->required()->check(CLI::Range(int64_t(1), int64_t(1) << 20));
-  app.add_option("--n-layer", n_layer, "layers")->required()->check(CLI::Range(int64_t(1), int64_t(4096)));
-  app.add_option("--n-head", n_head, "attention heads")->required()->check(CLI::Range(int64_t(1), int64_t(1) << 14));
-  app.add_option("--n-head-kv", n_head_kv, "KV heads (default: n_head)")->check(CLI::Range(int64_t(1), int64_t(1) << 14));
-  app.add_option("--n-ff", n_ff, "feed-forward size")->required()->check(CLI::Range(int64_t(1), int64_t(1) << 22));
-  app.add_option("--head-dim", head_dim, "head size (default n_embd / n_head; written as attention.key_length)")
-      ->check(CLI::Range(int64_t(1), int64_t(1) << 14));
-  app.add_option("-c,--ctx", n_ctx, "training context length recorded in the file")->check(CLI::Range(int64_t(1), int64_t(1) << 30));
+  app.add_option("--n-embd", n_embd, "embedding size")->required();
+  app.add_option("--n-layer", n_layer, "layers")->required();
+  app.add_option("--n-head", n_head, "attention heads")->required();
+  app.add_option("--n-head-kv", n_head_kv, "KV heads (default: n_head)");
+  app.add_option("--n-ff", n_ff, "feed-forward size")->required();
+  app.add_option("--head-dim", head_dim, "head size (default n_embd / n_head; written as attention.key_length)");
+  app.add_option("-c,--ctx", n_ctx, "training context length recorded in the file");
   app.add_option("--vocab", vocab_path, "GGUF whose tokenizer.* keys are copied (e.g. ../shared/vocab/*.gguf)")->required();
   app.add_option("--type", type_name, "weight type: " + quant_preset_names() + " (default f16)");
   app.add_option("-o,--output", out, "output GGUF")->required();
@@ -99,8 +98,18 @@ int cmd_synth(int argc, char** argv) {
   app.add_option("--rope-freq-base", rope_base, rope_help);
   app.add_flag("--tie-embeddings", tied, "no output.weight: the output projection reuses token_embd");
   app.add_flag("--best", best, "full quantizer search (slower; random weights do not need it)");
-  app.add_option("-t,--threads", n_threads, "threads")->check(CLI::Range(1, 1024));
-  if (int rc = parse_args(app, argc, argv); rc >= 0) return rc;
+  app.add_option("-t,--threads", n_threads, "threads; 0 = all physical cores (default 0)");
+  auto check = [&]() -> Status {
+    NT_TRY(check_range("--n-embd", n_embd, 1, int64_t(1) << 20));
+    NT_TRY(check_range("--n-layer", n_layer, 1, 4096));
+    NT_TRY(check_range("--n-head", n_head, 1, int64_t(1) << 14));
+    if (n_head_kv != 0) NT_TRY(check_range("--n-head-kv", n_head_kv, 1, int64_t(1) << 14));
+    NT_TRY(check_range("--n-ff", n_ff, 1, int64_t(1) << 22));
+    if (head_dim != 0) NT_TRY(check_range("--head-dim", head_dim, 1, int64_t(1) << 14));
+    NT_TRY(check_range("-c", n_ctx, 1, int64_t(1) << 30));
+    return check_threads("-t", n_threads);
+  };
+  if (int rc = parse_args(app, argc, argv, check); rc >= 0) return rc;
 
   auto usage = [](const std::string& msg) {
     std::fprintf(stderr, "nexttok synth: %s\n", msg.c_str());
@@ -186,7 +195,7 @@ int cmd_synth(int argc, char** argv) {
   if (auto s = w.begin(out); !s) return fail("synth", s.error().message);
 
   const auto t0 = std::chrono::steady_clock::now();
-  ThreadPool pool(n_threads);
+  ThreadPool pool(resolve_threads(n_threads));
   const QuantEffort effort = best ? QuantEffort::kBest : QuantEffort::kFast;
   // two slabs: the pool fills one while a helper thread writes the other to disk
   std::vector<uint8_t> slabs[2];

@@ -7,7 +7,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <thread>
 
+#include "core/strings.h"
+#include "core/thread_pool.h"
 #include "hub/hub.h"
 
 namespace nt::cli {
@@ -28,7 +31,7 @@ std::vector<std::string> normalize_args(int argc, char** argv) {
   return out;
 }
 
-int parse_args(CLI::App& app, int argc, char** argv) {
+int parse_args(CLI::App& app, int argc, char** argv, const FlagCheck& check) {
   std::vector<std::string> args = normalize_args(argc, argv);
   std::vector<std::string> rev(args.rbegin(), args.rend() - 1);  // CLI11 takes reversed args
   try {
@@ -40,11 +43,40 @@ int parse_args(CLI::App& app, int argc, char** argv) {
     std::fputs(app.help("", CLI::AppFormatMode::All).c_str(), stdout);
     return kExitOk;
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "nexttok %s: %s\nRun 'nexttok %s --help' for usage.\n", app.get_name().c_str(),
-                 e.what(), app.get_name().c_str());
+    std::fprintf(stderr, "%s: %s\nRun '%s --help' for usage.\n", app.get_name().c_str(), e.what(),
+                 app.get_name().c_str());
     return kExitUsage;
   }
+  if (check) {
+    if (Status st = check(); !st) {
+      std::fprintf(stderr, "%s: %s\nRun '%s --help' for usage.\n", app.get_name().c_str(),
+                   st.error().message.c_str(), app.get_name().c_str());
+      return kExitUsage;
+    }
+  }
   return -1;
+}
+
+Status check_range(const char* flag, int64_t value, int64_t lo, int64_t hi) {
+  if (value >= lo && value <= hi) return {};
+  return make_error("%s must be between %lld and %lld (got %lld)", flag, static_cast<long long>(lo),
+                    static_cast<long long>(hi), static_cast<long long>(value));
+}
+
+Status check_threads(const char* flag, int64_t n) {
+  if (n < 0 || n > 1024)
+    return make_error("%s must be between 0 (all physical cores) and 1024 (got %lld)", flag, static_cast<long long>(n));
+  const int64_t cores = std::thread::hardware_concurrency();
+  if (cores > 0 && n > cores)
+    std::fprintf(stderr, "warning: %s %lld is more than the %lld logical cores of this machine; threads will "
+                 "share cores and run slower\n", flag, static_cast<long long>(n), static_cast<long long>(cores));
+  return {};
+}
+
+int resolve_threads(int n) { return n == 0 ? ThreadPool::default_threads() : n; }
+
+std::string plural(int64_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
 }
 
 static bool file_exists(const std::string& p) {
@@ -61,8 +93,11 @@ std::string default_model_path() {
     buf[n] = '\0';
     std::string exe(buf);
     std::string dir = exe.substr(0, exe.rfind('/'));
-    // build/nexttok -> <project>/models/...
+    // build/nexttok -> <project>/models/..., printed without the "build/.." (the folder is
+    // resolved, not the file, which may be a link)
     std::string cand = dir + "/../" + rel;
+    char real[PATH_MAX];
+    if (file_exists(cand) && ::realpath((dir + "/..").c_str(), real)) return std::string(real) + "/" + rel;
     if (file_exists(cand)) return cand;
   }
 #ifdef NEXTTOK_SOURCE_DIR

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -19,9 +20,22 @@ constexpr int kExitUsage = 2;
 // forms so CLI11 accepts them. Returns the rewritten argument list (argv[0] kept).
 std::vector<std::string> normalize_args(int argc, char** argv);
 
-// Parses args into app. Returns -1 to continue, otherwise the exit code to return now
-// (0 after --help, 2 after a usage error, with the message printed to stderr).
-int parse_args(CLI::App& app, int argc, char** argv);
+// Checks of flag values that run right after parsing, before any file is read (a model can take
+// minutes to load); an error is a usage error.
+using FlagCheck = std::function<Status()>;
+
+// Parses args into app (named "nexttok CMD"), then runs `check`. Returns -1 to continue, otherwise
+// the exit code to return now (0 after --help, 2 after a usage error, with the message on stderr).
+int parse_args(CLI::App& app, int argc, char** argv, const FlagCheck& check = {});
+
+// "-b must be between 1 and 65536 (got 0)" when value is outside [lo, hi].
+Status check_range(const char* flag, int64_t value, int64_t lo, int64_t hi);
+// -t N: 0 means all physical cores; more than the machine's cores is allowed but warned about.
+Status check_threads(const char* flag, int64_t n);
+// A checked -t value as a thread count (0 -> the physical cores).
+int resolve_threads(int n);
+// "1 thread", "2 threads".
+std::string plural(int64_t n, const char* one, const char* many);
 
 // The model options every model-taking command shares: -m FILE and -hf org/repo[:QUANT].
 struct ModelArgs {

@@ -1,7 +1,9 @@
 // cli/generate.cpp — see generate.h.
 #include "cli/generate.h"
 
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 
 #include "core/strings.h"
 #include "sampling/stop_strings.h"
@@ -26,25 +28,41 @@ void add_sampling_options(CLI::App& app, SamplingArgs& a) {
                  "tokens the penalties look back over; 0 = off, -1 = context size (default 64)");
   app.add_option("--presence-penalty", p.presence_penalty, "subtract for tokens already present (default 0)");
   app.add_option("--frequency-penalty", p.frequency_penalty, "subtract per occurrence (default 0)");
-  app.add_option("-s,--seed", a.seed, "random seed; -1 = a fresh random seed (default -1)");
+  app.add_option("-s,--seed", a.seed, "random seed, 0 to 18446744073709551615; -1 = a fresh random seed, printed "
+                 "so the run can be repeated (default -1)");
   app.add_option("--logit-bias", a.logit_bias, "TOKEN_ID(+|-)BIAS, e.g. 15043+1 or 2-inf (repeatable)");
   app.add_option("--stop", a.stops, "stop when this text appears; it is not printed (repeatable)");
 }
 
-Result<SamplerParams> to_params(const SamplingArgs& a, int32_t n_vocab) {
-  SamplerParams p = a.p;
-  if (a.seed < -1) return make_error("--seed must be -1 (random) or a non-negative integer");
-  p.seed = a.seed < 0 ? kRandomSeed : static_cast<uint64_t>(a.seed);
-  p.logit_bias.clear();
+Result<std::optional<uint64_t>> parse_seed(const std::string& s) {
+  if (s == "-1") return std::optional<uint64_t>();
+  errno = 0;
+  char* end = nullptr;
+  const unsigned long long v = std::strtoull(s.c_str(), &end, 10);
+  if (s.empty() || s[0] < '0' || s[0] > '9' || *end != '\0' || errno == ERANGE)
+    return make_error("--seed must be -1 (random) or an integer from 0 to 18446744073709551615 (got '%s')", s.c_str());
+  return std::optional<uint64_t>(v);
+}
+
+Status check_sampling_args(SamplingArgs& a) {
+  auto seed = parse_seed(a.seed);
+  if (!seed) return seed.error();
+  a.p.seed = *seed;
+  a.p.logit_bias.clear();
   for (const std::string& s : a.logit_bias) {
     auto b = parse_logit_bias(s);
     if (!b) return b.error();
-    p.logit_bias.push_back(*b);
+    a.p.logit_bias.push_back(*b);
   }
   for (const std::string& s : a.stops)
     if (s.empty()) return make_error("--stop: the stop string is empty");
-  NT_TRY(validate(p, n_vocab));
-  return p;
+  return validate(a.p);
+}
+
+Status check_n_predict(int64_t n, int64_t min) {
+  if (n == -1 || n >= min) return {};
+  return make_error("-n must be -1 (until the end) or a%s count (got %lld)", min > 0 ? " positive" : " non-negative",
+                    static_cast<long long>(n));
 }
 
 Result<GenerateResult> generate(Engine& eng, int seq, const Tokenizer& tok, Sampler& sampler,
@@ -81,7 +99,10 @@ Result<GenerateResult> generate(Engine& eng, int seq, const Tokenizer& tok, Samp
       r.stop_reason = "stop";
       break;
     }
-    if (i + 1 == opt.n_predict) break;  // the last token needs no evaluation
+    if (i + 1 == opt.n_predict) {  // the last token needs no evaluation
+      if (opt.to_context_end) r.stop_reason = "context";
+      break;
+    }
     if (eng.seq_len(seq) >= eng.n_ctx()) {
       r.stop_reason = "context";
       break;

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,18 +20,24 @@
 
 namespace nt::cli {
 
-// The sampling flags as CLI11 sees them; to_params() validates and converts.
+// The sampling flags as CLI11 sees them; check_sampling_args validates them (before any model is
+// loaded) and fills `p` (seed, logit biases included).
 struct SamplingArgs {
   SamplerParams p;
-  int64_t seed = -1;  // -1: random
+  std::string seed = "-1";  // -1: random; else any unsigned 64-bit integer
   std::vector<std::string> logit_bias;
   std::vector<std::string> stops;
 };
 void add_sampling_options(CLI::App& app, SamplingArgs& a);
-Result<SamplerParams> to_params(const SamplingArgs& a, int32_t n_vocab);
+Status check_sampling_args(SamplingArgs& a);
+// -n: -1 (until an end token or a full context) or a count >= min.
+Status check_n_predict(int64_t n, int64_t min = 0);
+// "-1" -> none (random), else the whole unsigned 64-bit range.
+Result<std::optional<uint64_t>> parse_seed(const std::string& s);
 
 struct GenerateOptions {
   int64_t n_predict = 0;           // max tokens to generate (resolved, >= 0)
+  bool to_context_end = false;     // n_predict is the room left in the context (-n -1)
   std::vector<std::string> stops;  // stop strings
   size_t n_top = 0;                // > 0: fill StepInfo.top for each step (for --show-probs)
   bool want_entropy = false;       // fill entropies (costs a softmax per step)
@@ -46,7 +53,7 @@ struct GenerateResult {
   std::vector<int32_t> tokens;     // sampled tokens, including a final EOG token
   std::vector<double> entropies;   // per step, bits (when want_entropy)
   std::string text;                // the printable text (without any stop string)
-  std::string stop_reason;         // "eog", "stop", "length" (-n reached), "context"
+  std::string stop_reason;         // "eog", "stop", "length" (-n reached), "context" (context full)
   double ttft_ms = 0;              // from `t_start` (given by the caller) to the first token
   double decode_ms = 0;            // time spent in decode forward passes
   int64_t decoded = 0;             // tokens evaluated by decode forward passes

@@ -11,14 +11,22 @@
 namespace nt::cli {
 
 void add_engine_options(CLI::App& app, EngineArgs& a) {
-  app.add_option("-t,--threads", a.n_threads, "compute threads (default: physical cores)")->check(CLI::NonNegativeNumber);
-  app.add_option("-c,--ctx-size", a.n_ctx, "KV-cache size in tokens (default: training context, capped by memory)")
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("-b,--batch-size", a.n_batch, "prefill chunk: max tokens per forward pass (default 512)")
-      ->check(CLI::PositiveNumber);
+  app.add_option("-t,--threads", a.n_threads, "compute threads; 0 = all physical cores (default 0)");
+  app.add_option("-c,--ctx-size", a.n_ctx, "KV-cache size in tokens; 0 = the training context, capped by memory "
+                 "(default 0)");
+  app.add_option("-b,--batch-size", a.n_batch, "prefill chunk: max tokens per forward pass, 1 to 65536 (default 512)");
   const std::string types = kv_cache_type_names();
   app.add_option("--cache-type-k", a.cache_type_k, "-ctk: KV cache type for K: " + types + " (default " + a.cache_type_k + ")");
   app.add_option("--cache-type-v", a.cache_type_v, "-ctv: KV cache type for V: " + types + " (default " + a.cache_type_v + ")");
+}
+
+Status check_engine_args(const EngineArgs& a) {
+  NT_TRY(check_threads("-t", a.n_threads));
+  NT_TRY(check_range("-c", a.n_ctx, 0, int64_t(1) << 30));
+  NT_TRY(check_range("-b", a.n_batch, 1, 65536));
+  NT_TRY(parse_kv_cache_type(a.cache_type_k));
+  NT_TRY(parse_kv_cache_type(a.cache_type_v));
+  return {};
 }
 
 Result<LoadedModel> load_model(const ModelArgs& m, const EngineArgs& e, bool quiet) {
@@ -48,12 +56,13 @@ Result<LoadedModel> load_model(const ModelArgs& m, const EngineArgs& e, bool qui
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     std::fprintf(stderr,
                  "model: %s (%s, %d layers, n_embd %d, %d/%d heads, vocab %d) weights %s, loaded in %.0f ms\n"
-                 "context: %lld tokens, KV cache %s/%s %s%s, %d threads, batch %d, simd %s\n",
+                 "context: %lld tokens, KV cache %s/%s %s%s, %s, batch %d, simd %s\n",
                  path->c_str(), c.arch_name.c_str(), c.n_layer, c.n_embd, c.n_head, c.n_head_kv, c.n_vocab,
                  format_bytes(wbytes).c_str(), ms, static_cast<long long>(lm.engine->n_ctx()),
                  e.cache_type_k.c_str(), e.cache_type_v.c_str(), format_bytes(lm.engine->kv_bytes()).c_str(),
                  lm.engine->ctx_capped() ? " (capped to fit memory; set -c to change)" : "",
-                 lm.engine->n_threads(), lm.engine->n_batch(), kernels_simd_level());
+                 plural(lm.engine->n_threads(), "thread", "threads").c_str(), lm.engine->n_batch(),
+                 kernels_simd_level());
   }
   return lm;
 }

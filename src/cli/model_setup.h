@@ -20,6 +20,8 @@ struct EngineArgs {
 };
 // -ctk / -ctv take the names of kernels/kv_types.h (parse_kv_cache_type).
 void add_engine_options(CLI::App& app, EngineArgs& a);
+// Range checks of the engine flags, before anything is loaded (see parse_args).
+Status check_engine_args(const EngineArgs& a);
 
 struct LoadedModel {
   std::string path;

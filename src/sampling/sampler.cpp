@@ -18,29 +18,32 @@ bool in_unit(float x) { return std::isfinite(x) && x >= 0.0f && x <= 1.0f; }
 
 }  // namespace
 
-Status validate(const SamplerParams& p, int32_t n_vocab) {
+Status validate(const SamplerParams& p) {
   if (std::isnan(p.temp) || std::isinf(p.temp))
-    return make_error("--temp must be a finite number (0 or less means greedy), got %g", p.temp);
-  if (!in_unit(p.top_p)) return make_error("--top-p must be between 0 and 1, got %g", p.top_p);
-  if (!in_unit(p.min_p)) return make_error("--min-p must be between 0 and 1, got %g", p.min_p);
+    return make_error("--temp must be a finite number; 0 or less means greedy (got %g)", p.temp);
+  if (!in_unit(p.top_p)) return make_error("--top-p must be between 0 and 1 (got %g)", p.top_p);
+  if (!in_unit(p.min_p)) return make_error("--min-p must be between 0 and 1 (got %g)", p.min_p);
   if (!in_unit(p.typical_p))
-    return make_error("--typical must be between 0 and 1, got %g", p.typical_p);
+    return make_error("--typical must be between 0 and 1 (got %g)", p.typical_p);
   if (!std::isfinite(p.repeat_penalty) || p.repeat_penalty <= 0.0f)
-    return make_error("--repeat-penalty must be a positive number (1 = off), got %g",
+    return make_error("--repeat-penalty must be a positive number; 1 = off (got %g)",
                       p.repeat_penalty);
   if (!std::isfinite(p.presence_penalty))
-    return make_error("--presence-penalty must be a finite number, got %g", p.presence_penalty);
+    return make_error("--presence-penalty must be a finite number (got %g)", p.presence_penalty);
   if (!std::isfinite(p.frequency_penalty))
-    return make_error("--frequency-penalty must be a finite number, got %g", p.frequency_penalty);
+    return make_error("--frequency-penalty must be a finite number (got %g)", p.frequency_penalty);
   if (p.repeat_last_n < -1)
-    return make_error("--repeat-last-n must be -1 (context size), 0 (off) or positive, got %d",
+    return make_error("--repeat-last-n must be -1 (context size), 0 (off) or positive (got %d)",
                       p.repeat_last_n);
-  for (const LogitBias& b : p.logit_bias) {
-    if (b.token < 0 || b.token >= n_vocab)
-      return make_error("--logit-bias token %d is outside the vocabulary (0..%d)", b.token,
-                        n_vocab - 1);
+  for (const LogitBias& b : p.logit_bias)
     if (std::isnan(b.bias)) return make_error("--logit-bias for token %d is not a number", b.token);
-  }
+  return {};
+}
+
+Status validate_for_vocab(const SamplerParams& p, int32_t n_vocab) {
+  for (const LogitBias& b : p.logit_bias)
+    if (b.token < 0 || b.token >= n_vocab)
+      return make_error("--logit-bias token %d is outside the vocabulary (0..%d)", b.token, n_vocab - 1);
   return {};
 }
 
@@ -88,10 +91,10 @@ std::string describe(const SamplerParams& p) {
 Sampler::Sampler(const SamplerParams& params, int32_t n_vocab, int32_t n_ctx)
     : params_(params), n_vocab_(n_vocab) {
   NT_CHECK(n_vocab > 0);
-  NT_CHECK(validate(params, n_vocab).ok());
+  NT_CHECK(validate(params).ok() && validate_for_vocab(params, n_vocab).ok());
   window_ = params.repeat_last_n < 0 ? static_cast<size_t>(std::max(n_ctx, 0))
                                      : static_cast<size_t>(params.repeat_last_n);
-  seed_ = params.seed == kRandomSeed ? random_seed() : params.seed;
+  seed_ = params.seed ? *params.seed : random_seed();
   rng_.reseed(seed_);
   history_.reserve(std::min<size_t>(window_, 4096));
 }

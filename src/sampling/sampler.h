@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -25,8 +26,6 @@
 
 namespace nt {
 
-constexpr uint64_t kRandomSeed = ~0ull;  // --seed -1: pick a fresh seed per request
-
 struct SamplerParams {
   float temp = 0.8f;               // --temp; <= 0 greedy
   int top_k = 40;                  // --top-k; <= 0 disabled
@@ -37,13 +36,15 @@ struct SamplerParams {
   int repeat_last_n = 64;          // --repeat-last-n; 0 disabled, -1 = context size
   float presence_penalty = 0.0f;   // --presence-penalty; 0 disabled
   float frequency_penalty = 0.0f;  // --frequency-penalty; 0 disabled
-  uint64_t seed = kRandomSeed;     // --seed; kRandomSeed (-1) = random
+  std::optional<uint64_t> seed;    // --seed, any 64-bit value; none (-1): a fresh random seed
   std::vector<LogitBias> logit_bias;  // --logit-bias ID(+|-)BIAS, repeatable
 };
 
 // Checks ranges (temp finite, top_p/min_p/typical in [0,1], penalties finite, repeat_last_n >= -1,
-// bias tokens inside the vocabulary). The message names the flag.
-Status validate(const SamplerParams& p, int32_t n_vocab);
+// biases not NaN): what can be checked before a model is loaded. The message names the flag.
+Status validate(const SamplerParams& p);
+// The bias tokens are inside a vocabulary of n_vocab tokens.
+Status validate_for_vocab(const SamplerParams& p, int32_t n_vocab);
 
 // Parses one --logit-bias value: "ID+BIAS" or "ID-BIAS" (BIAS a number or "inf"), e.g. "15043+1.5",
 // "2-inf" (ban token 2).
@@ -71,7 +72,7 @@ struct StepInfo {
 
 class Sampler {
  public:
-  // n_ctx resolves repeat_last_n = -1. Params must pass validate(); seed kRandomSeed draws one.
+  // n_ctx resolves repeat_last_n = -1. Params must pass both validations; no seed draws one.
   Sampler(const SamplerParams& params, int32_t n_vocab, int32_t n_ctx);
 
   // Picks the next token from logits [n_vocab]. When info is non-null, fills it with the top

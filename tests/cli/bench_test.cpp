@@ -98,17 +98,40 @@ TEST(Bench, MarkdownNamesTheProbe) {
   ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_NE(r.out.find("| tg4 |"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("% of BW"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("memory read bandwidth (1 threads), probed beside each tg repetition"), std::string::npos)
+  EXPECT_NE(r.out.find("memory read bandwidth (1 thread), probed beside each tg repetition"), std::string::npos)
       << r.out;
 }
 
 TEST(Bench, BadListsAreClearErrors) {
-  for (const auto& args : {std::vector<std::string>{"bench", "-p", "12,x"}, std::vector<std::string>{"bench", "-t", "0"},
+  for (const auto& args : {std::vector<std::string>{"bench", "-p", "12,x"}, std::vector<std::string>{"bench", "-t", "1,0x"},
                            std::vector<std::string>{"bench", "-n", ",4"}}) {
     auto r = test::run_nexttok(args);
     EXPECT_NE(r.rc, 0) << args[1];
     EXPECT_NE(r.err.find("is not a valid value"), std::string::npos) << args[1] << ": " << r.err;
   }
+}
+
+// The type column is the file type (general.file_type) as `inspect` shows it, not the type with the
+// most weights (stories15M-q4_0 keeps its large token embedding in Q8_0).
+TEST(Bench, ModelTypeIsTheFileType) {
+  NT_REQUIRE_SHARED();
+  auto r = test::run_nexttok({"bench", "-m", test::shared_path("models/stories15M-q4_0.gguf"), "-m",
+                              test::shared_path("models/stories15M-q8_0.gguf"), "-p", "4", "-n", "0", "-r", "1",
+                              "-t", "1", "-o", "json"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const json rows = json::parse(r.out);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].at("model_type").get<std::string>(), "llama 15M Q4_0");
+  EXPECT_EQ(rows[1].at("model_type").get<std::string>(), "llama 15M Q8_0");
+}
+
+// Above 100% of the probed bandwidth means the weights came from the CPU caches; the table says so.
+TEST(Bench, BandwidthLegendExplainsReadingsAbove100) {
+  NT_REQUIRE_SHARED();
+  auto r = test::run_nexttok({"bench", "-m", tiny_model(), "-p", "0", "-n", "4", "-t", "1", "-r", "1", "--bandwidth"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("above 100%"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("(1 thread)"), std::string::npos) << "singular: " << r.out;
 }
 
 }  // namespace

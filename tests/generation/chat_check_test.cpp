@@ -75,7 +75,7 @@ TEST(Chat, BuiltInFormatSelectedByFlag) {
   ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_NE(r.err.find("format chatml"), std::string::npos);
   auto bad = run_nexttok({"chat", "-m", model(), "--chat-format", "nope"}, "");
-  EXPECT_EQ(bad.rc, 1);
+  EXPECT_EQ(bad.rc, 2);
 }
 
 TEST(Chat, JinjaTemplateFileIsRenderedAndReused) {
@@ -147,6 +147,33 @@ TEST(Check, ReportsTruncation) {
   auto text = run_nexttok({"check", "-m", model(), "-p", "Once upon a time", "-n", "8", "-r", "2", "--temp", "0"});
   ASSERT_EQ(text.rc, 0) << text.err;
   EXPECT_NE(text.out.find("verdict: stable across runs"), std::string::npos) << text.out;
+}
+
+TEST(Check, ReportsSimdLevelBesideTheSeeds) {
+  NT_REQUIRE_SHARED();
+  ::setenv("NEXTTOK_SIMD", "scalar", 1);
+  auto text = run_nexttok({"check", "-m", model(), "-p", "Once upon a time", "-n", "4", "-r", "2", "--temp", "1",
+                           "--seed", "3"});
+  auto j = check_json({"--temp", "1.0", "-n", "4", "-r", "2", "--seed", "3"});
+  ::unsetenv("NEXTTOK_SIMD");
+  ASSERT_EQ(text.rc, 0) << text.err;
+  EXPECT_NE(text.out.find("every run uses --seed 3 | simd scalar"), std::string::npos) << text.out;
+  EXPECT_EQ(j["simd"], "scalar") << j.dump();
+}
+
+// Errors of chat commands go to stderr; an unknown command says so.
+TEST(Chat, CommandErrorsGoToStderr) {
+  NT_REQUIRE_SHARED();
+  const std::string dir = test::temp_dir();
+  test::write_text(dir + "/bad.json", "{\"messages\": [\n  {\"role\": \"user\",\n}\n");
+  auto r = run_nexttok({"chat", "-m", model(), "-n", "2", "--temp", "0"},
+                       "/load " + dir + "/missing.json\n/load " + dir + "/bad.json\n/frobnicate\n/save\n");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out.find("error"), std::string::npos) << "errors on stdout: " << r.out;
+  EXPECT_NE(r.err.find(dir + "/missing.json"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(dir + "/bad.json:3:"), std::string::npos) << "JSON errors name file and line: " << r.err;
+  EXPECT_NE(r.err.find("unknown command '/frobnicate'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("/save needs a file name"), std::string::npos) << r.err;
 }
 
 }  // namespace

@@ -167,11 +167,43 @@ TEST(RunSampling, LogitBiasBansAndForcesEndOfGeneration) {
   EXPECT_EQ(doc["stats"]["stop_reason"], "eog");
   EXPECT_EQ(doc["text"], "");
   auto bad = run_nexttok(base({"-n", "2", "--logit-bias", "2*5"}));
-  EXPECT_EQ(bad.rc, 1);
+  EXPECT_EQ(bad.rc, 2);
   EXPECT_NE(bad.err.find("--logit-bias"), std::string::npos);
   auto range = run_nexttok(base({"-n", "2", "--top-p", "1.5"}));
-  EXPECT_EQ(range.rc, 1);
+  EXPECT_EQ(range.rc, 2);
   EXPECT_NE(range.err.find("--top-p"), std::string::npos);
+}
+
+// Seeds take the whole unsigned 64-bit range: a seed above 2^63-1 (as random ones often are) is
+// used and printed as given, and reproduces its output.
+TEST(RunSampling, SeedsAboveInt64MaxAreUsedAsGiven) {
+  NT_REQUIRE_SHARED();
+  const std::string big = "15134005993355998545";
+  auto a = run_nexttok(base({"-n", "24", "--temp", "1.0", "--seed", big}));
+  ASSERT_EQ(a.rc, 0) << a.err;
+  EXPECT_NE(a.err.find("seed: " + big + " "), std::string::npos) << a.err;
+  auto b = run_nexttok(base({"-n", "24", "--temp", "1.0", "--seed", big}));
+  EXPECT_EQ(a.out, b.out);
+  // Not clamped to 2^63-1, and the top value is a seed like any other (not "random").
+  auto clamped = run_nexttok(base({"-n", "24", "--temp", "1.0", "--seed", "9223372036854775807"}));
+  ASSERT_EQ(clamped.rc, 0) << clamped.err;
+  EXPECT_NE(a.out, clamped.out);
+  auto top = run_nexttok(base({"-n", "8", "--temp", "1.0", "--seed", "18446744073709551615", "--json"}));
+  ASSERT_EQ(top.rc, 0) << top.err;
+  EXPECT_EQ(nlohmann::json::parse(top.out)["stats"]["seed"].get<uint64_t>(), 18446744073709551615ull);
+}
+
+// Sampled output is reproducible per SIMD level, so the level is printed beside the seed.
+TEST(RunSampling, SimdLevelIsReportedBesideTheSeed) {
+  NT_REQUIRE_SHARED();
+  ::setenv("NEXTTOK_SIMD", "scalar", 1);
+  auto text = run_nexttok(base({"-n", "4", "--temp", "1.0", "--seed", "5"}));
+  auto json = run_nexttok(base({"-n", "4", "--temp", "1.0", "--seed", "5", "--json"}));
+  ::unsetenv("NEXTTOK_SIMD");
+  ASSERT_EQ(text.rc, 0) << text.err;
+  EXPECT_NE(text.err.find("seed: 5 | simd: scalar |"), std::string::npos) << text.err;
+  ASSERT_EQ(json.rc, 0) << json.err;
+  EXPECT_EQ(nlohmann::json::parse(json.out)["stats"]["simd"], "scalar") << json.out;
 }
 
 }  // namespace

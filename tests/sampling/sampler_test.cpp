@@ -234,7 +234,7 @@ TEST(Sampler, SameSeedSameStreamDifferentSeedDifferent) {
   EXPECT_EQ(run(42), run(42));
   EXPECT_NE(run(42), run(43));
   SamplerParams p = no_filters();
-  p.seed = kRandomSeed;
+  p.seed = std::nullopt;
   Sampler a(p, 10, 0), b(p, 10, 0);
   EXPECT_NE(a.seed(), b.seed());
 }
@@ -285,22 +285,24 @@ TEST(LogitBiasParse, AcceptsLlamaCppForms) {
 
 TEST(Validate, NamesTheFlag) {
   SamplerParams p;
-  EXPECT_TRUE(validate(p, 100).ok());
+  EXPECT_TRUE(validate(p).ok());
   p.top_p = 1.5f;
-  auto e = validate(p, 100);
+  auto e = validate(p);
   ASSERT_FALSE(e.ok());
-  EXPECT_NE(e.error().message.find("--top-p"), std::string::npos);
+  EXPECT_EQ(e.error().message, "--top-p must be between 0 and 1 (got 1.5)");
   p = SamplerParams{};
   p.logit_bias = {{100, 1.0f}};
-  e = validate(p, 100);
+  EXPECT_TRUE(validate(p).ok());  // the vocabulary is only known once a model is loaded
+  e = validate_for_vocab(p, 100);
   ASSERT_FALSE(e.ok());
   EXPECT_NE(e.error().message.find("--logit-bias"), std::string::npos);
+  EXPECT_TRUE(validate_for_vocab(p, 101).ok());
   p = SamplerParams{};
   p.temp = NAN;
-  EXPECT_FALSE(validate(p, 100).ok());
+  EXPECT_FALSE(validate(p).ok());
   p = SamplerParams{};
   p.repeat_last_n = -2;
-  EXPECT_FALSE(validate(p, 100).ok());
+  EXPECT_FALSE(validate(p).ok());
 }
 
 TEST(Describe, ListsActiveStagesInOrder) {
