@@ -131,7 +131,7 @@ int cmd_bench(int argc, char** argv) {
   app.add_option("-t,--threads", a.threads, "thread counts; 0 = all physical cores (default 0)");
   app.add_option("-r,--repetitions", a.reps, "repetitions per test, 1 to 1000 (default 5)");
   app.add_option("-b,--batch-size", a.n_batch, "prefill chunk size, 1 to 65536 (default 512)");
-  app.add_option("-o,--output", a.output, "output format: md (default) or json")->check(CLI::IsMember({"md", "json"}));
+  app.add_option("-o,--output", a.output, "output format: md (default) or json");
   app.add_option("--cache-type-k", a.cache_type_k, "-ctk: KV cache type for K: " + kv_cache_type_names() + " (default f16)");
   app.add_option("--cache-type-v", a.cache_type_v, "-ctv: KV cache type for V: " + kv_cache_type_names() + " (default f16)");
   app.add_flag("--bandwidth", a.bandwidth,
@@ -152,6 +152,7 @@ int cmd_bench(int argc, char** argv) {
       NT_TRY(check_threads("-t", x));
       threads.push_back(x == 0 ? ThreadPool::default_threads() : x);
     }
+    if (a.output != "md" && a.output != "json") return make_error("-o must be md or json (got '%s')", a.output.c_str());
     NT_TRY(check_range("-r", a.reps, 1, 1000));
     NT_TRY(check_range("-b", a.n_batch, 1, 65536));
     NT_TRY(parse_kv_cache_type(a.cache_type_k));

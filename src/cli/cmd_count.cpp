@@ -5,6 +5,7 @@
 // closing summary gives each one's total and its ratio to the first.
 // Must not know: tokenizer internals, the engine.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <iterator>
@@ -222,14 +223,20 @@ int cmd_count(int argc, char** argv) {
   app.add_flag("--no-bos", no_bos, "count no special tokens (BOS/EOS/[CLS]/[SEP])");
   app.add_flag("--no-parse-special", no_parse_special, "treat control-token text as plain text");
   auto* o_pr = app.add_option("--per-request", per_request, "expected output tokens per request");
-  auto* o_cc = app.add_option("--concurrency", concurrency, "requests served at once")->check(CLI::PositiveNumber);
+  auto* o_cc = app.add_option("--concurrency", concurrency, "requests served at once, 1 to 1000000 (default 1)");
   auto* o_ctx = app.add_option("-c,--ctx", ctx, "context window (default: the model's training context)");
   auto* o_pi = app.add_option("--price-in", price_in, "price per million input tokens, in --currency");
   auto* o_po = app.add_option("--price-out", price_out, "price per million output tokens, in --currency");
-  app.add_option("--currency", o.currency, "currency the prices are in, shown with every cost (default USD)")
-      ->check([](const std::string& c) { return c.empty() ? std::string("must not be empty") : std::string(); });
+  app.add_option("--currency", o.currency, "currency the prices are in, shown with every cost (default USD)");
   app.add_flag("--json", as_json, "one JSON document");
-  if (int rc = parse_args(app, argc, argv); rc >= 0) return rc;
+  auto check = [&]() -> Status {
+    NT_TRY(check_range("--concurrency", static_cast<int64_t>(std::min<uint64_t>(concurrency, INT64_MAX)), 1, 1000000));
+    if (o.currency.empty()) return make_error("--currency must not be empty");
+    for (auto [flag, v] : {std::pair{"--price-in", price_in}, std::pair{"--price-out", price_out}})
+      if (!std::isfinite(v) || v < 0) return make_error("%s must be a non-negative number (got %g)", flag, v);
+    return {};
+  };
+  if (int rc = parse_args(app, argc, argv, check); rc >= 0) return rc;
   if (o_pr->count()) o.per_request = per_request;
   if (o_cc->count()) o.concurrency = concurrency;
   if (o_ctx->count()) o.ctx = ctx;

@@ -27,11 +27,11 @@ int cmd_pull(int argc, char** argv) {
   app.add_option("--revision", o.revision, "branch, tag or commit (default: main)");
   app.add_option("--token", o.token, "Hugging Face access token (default: $HF_TOKEN)");
   app.add_flag("--offline", o.offline, "use the local cache only (like HF_HUB_OFFLINE=1)");
-  app.add_option("--retries", o.max_retries, "resumed attempts after a cut transfer (default 3)")
-      ->check(CLI::Range(0, 100));
+  app.add_option("--retries", o.max_retries, "resumed attempts after a cut transfer, 0 to 100 (default 3)");
   app.add_flag("-q,--quiet", quiet, "no progress on stderr");
   app.add_flag("--json", json_out, "print one JSON document (repo, files, revision, commit, path, bytes, sha256, cached)");
-  if (int rc = parse_args(app, argc, argv); rc >= 0) return rc;
+  if (int rc = parse_args(app, argc, argv, [&] { return check_range("--retries", o.max_retries, 0, 100); }); rc >= 0)
+    return rc;
   o.progress = !quiet;
 
   auto r = hub::pull(o);

@@ -83,7 +83,7 @@ int cmd_synth(int argc, char** argv) {
     rope_help += str_printf("%s %.0f %s", arch_names.size() > 1 ? "," : "", a.synth_rope_freq_base, a.name);
   }
   rope_help += ")";
-  app.add_option("--arch", arch, arch_help)->required()->check(CLI::IsMember(arch_names));
+  app.add_option("--arch", arch, arch_help)->required();
   app.add_option("--n-embd", n_embd, "embedding size")->required();
   app.add_option("--n-layer", n_layer, "layers")->required();
   app.add_option("--n-head", n_head, "attention heads")->required();
@@ -100,6 +100,8 @@ int cmd_synth(int argc, char** argv) {
   app.add_flag("--best", best, "full quantizer search (slower; random weights do not need it)");
   app.add_option("-t,--threads", n_threads, "threads; 0 = all physical cores (default 0)");
   auto check = [&]() -> Status {
+    if (!find_arch(arch))
+      return make_error("--arch '%s' is not supported (choose from: %s)", arch.c_str(), supported_arch_names().c_str());
     NT_TRY(check_range("--n-embd", n_embd, 1, int64_t(1) << 20));
     NT_TRY(check_range("--n-layer", n_layer, 1, 4096));
     NT_TRY(check_range("--n-head", n_head, 1, int64_t(1) << 14));

@@ -142,5 +142,28 @@ TEST(Flags, DefaultModelPathIsPrintedWithoutDotDot) {
   EXPECT_EQ(r.err.find("/../"), std::string::npos) << r.err;
 }
 
+TEST(Flags, OtherCommandsUseTheSameWording) {
+  const std::vector<std::pair<std::vector<std::string>, const char*>> cases = {
+      {{"count", "-p", "hi", "--concurrency", "0"}, "--concurrency must be between 1 and 1000000 (got 0)"},
+      {{"count", "-p", "hi", "--price-in", "-1"}, "--price-in must be a non-negative number"},
+      {{"bench", "-m", kMissingModel, "-o", "xml"}, "-o must be md or json (got 'xml')"},
+      {{"pull", "org/repo", "--retries", "200"}, "--retries must be between 0 and 100 (got 200)"},
+      {{"synth", "--arch", "gpt9", "--n-embd", "8", "--n-layer", "1", "--n-head", "1", "--n-ff", "8", "--vocab",
+        "/nonexistent", "-o", "/nonexistent/x.gguf"},
+       "--arch 'gpt9' is not supported (choose from: "},
+      {{"synth", "--arch", "llama", "--n-embd", "0", "--n-layer", "1", "--n-head", "1", "--n-ff", "8", "--vocab",
+        "/nonexistent", "-o", "/nonexistent/x.gguf"},
+       "--n-embd must be between 1 and 1048576 (got 0)"},
+      {{"quantize", "/nonexistent/in.gguf", "/nonexistent/out.gguf", "q8_0", "-t", "-3"}, "-t must be between 0"},
+  };
+  for (const auto& [args, expect] : cases) {
+    auto r = run_nexttok(args);
+    EXPECT_EQ(r.rc, 2) << args[0] << " " << args[1] << "\n" << r.err;
+    EXPECT_NE(r.err.find(expect), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("Value "), std::string::npos) << "CLI11's wording, not ours\n" << r.err;
+    EXPECT_EQ(r.err.find(" not in {"), std::string::npos) << "CLI11's wording, not ours\n" << r.err;
+  }
+}
+
 }  // namespace
 }  // namespace nt
