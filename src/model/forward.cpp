@@ -63,14 +63,10 @@ Status Model::forward(const Batch& batch, KvStore& kv, ThreadPool& pool, Forward
   float* att = s.att.data();  // [n_tokens, n_head * head_dim]
   float* gate = s.gate.data();  // [n_tokens, n_ff]
   float* up = s.up.data();      // [n_tokens, n_ff]
-  auto dump = [&](const char* name, int il, const float* d, int64_t n) {
-    if (s.on_tensor) s.on_tensor(name, il, d, n_tokens, n);
-  };
 
   for (int64_t t = 0; t < n_tokens; ++t)
     convert_row_to_f32(w_.tok_embd.type, w_.tok_embd.data + size_t(batch.tokens[t]) * w_.tok_embd.row_bytes,
                        x + t * n_embd, n_embd);
-  dump("inp_embd", -1, x, n_embd);
 
   // Distinct sequences of this batch and how far each must be attended.
   std::vector<int32_t> seq_ids;
@@ -113,7 +109,6 @@ Status Model::forward(const Batch& batch, KvStore& kv, ThreadPool& pool, Forward
   for (int il = 0; il < c.n_layer; ++il) {
     const LayerWeights& l = w_.layers[static_cast<size_t>(il)];
     norm_rows(x, l.attn_norm, xn, n_tokens, n_embd, c.rms_eps, pool);
-    dump("attn_norm", il, xn, n_embd);
     {  // one parallel pass, activations quantized once
       const MatmulOut qkv[3] = {{&l.wq, q, q_dim}, {&l.wk, k, kv_dim}, {&l.wv, v, kv_dim}};
       matmul_multi(qkv, 3, xn, n_embd, n_tokens, pool);
@@ -158,12 +153,8 @@ Status Model::forward(const Batch& batch, KvStore& kv, ThreadPool& pool, Forward
         place(t, g * n_group, n_group, g, 1);
         attend(t, 1, g);
       });
-      dump("Qcur", il, q, q_dim);
-      dump("Kcur", il, k, kv_dim);
     } else {
       pool.run(static_cast<int>(n_tokens), [&](int t, int) { place(t, 0, c.n_head, 0, c.n_head_kv); });
-      dump("Qcur", il, q, q_dim);
-      dump("Kcur", il, k, kv_dim);
       // One task per (KV head, block of tokens), KV head outer: the block's query heads of that
       // KV head, each K / V row loaded once for the whole block (attention_block).
       pool.run(static_cast<int>(blocks.size()) * c.n_head_kv, [&](int task, int) {
@@ -171,12 +162,10 @@ Status Model::forward(const Batch& batch, KvStore& kv, ThreadPool& pool, Forward
         attend(t0, nb, static_cast<int>(static_cast<size_t>(task) / blocks.size()));
       });
     }
-    dump("kqv_out", il, att, q_dim);
     {  // x += Wo · att, added per rectangle by the thread that computed it
       const MatmulOut wo{&l.wo, xn, n_embd, x};
       matmul_multi(&wo, 1, att, q_dim, n_tokens, pool);
     }
-    dump("ffn_inp", il, x, n_embd);
 
     norm_rows(x, l.ffn_norm, xn, n_tokens, n_embd, c.rms_eps, pool);
     {  // gate = silu(gate) * up, per rectangle as both halves finish
@@ -187,7 +176,6 @@ Status Model::forward(const Batch& batch, KvStore& kv, ThreadPool& pool, Forward
       const MatmulOut down{&l.w_down, xn, n_embd, x};
       matmul_multi(&down, 1, gate, c.n_ff, n_tokens, pool);
     }
-    dump("l_out", il, x, n_embd);
   }
 
   // Only the rows that want logits go through the output norm and projection.
@@ -197,7 +185,6 @@ Status Model::forward(const Batch& batch, KvStore& kv, ThreadPool& pool, Forward
   float* rows = s.out_rows.data();  // [n_out, n_embd]
   for (int64_t t = 0, o = 0; t < n_tokens; ++t)
     if (batch.logits[static_cast<size_t>(t)]) rms_norm(x + t * n_embd, w_.output_norm, rows + (o++) * n_embd, n_embd, c.rms_eps);
-  dump("result_norm", -1, rows, n_embd);
   matmul(w_.output, rows, n_embd, logits, c.n_vocab, n_out, pool);
   return {};
 }

@@ -4,7 +4,6 @@
 // Must not know: tokenizers, sampling, scheduling, how the KV cache allocates blocks.
 #pragma once
 
-#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -45,8 +44,6 @@ struct ModelWeights {
 struct ForwardScratch {
   std::vector<float> x, xn, q, k, v, att, gate, up, out_rows, rope;
   std::vector<KvSpan> spans;
-  // Debug hook: called with every named intermediate (e.g. "attn_norm", layer, [n_tokens, n] data).
-  std::function<void(const char* name, int layer, const float* data, int64_t n_tokens, int64_t n)> on_tensor;
 };
 
 class Model {
