@@ -166,7 +166,8 @@ int cmd_chat(int argc, char** argv) {
     NT_TRY(check_engine_args(a.engine));
     NT_TRY(check_sampling_args(a.sampling));
     NT_TRY(check_n_predict(a.n_predict));
-    if (!a.chat_format.empty()) NT_TRY(parse_chat_format(a.chat_format));
+    if (!a.chat_format.empty())
+      if (auto f = parse_chat_format(a.chat_format); !f) return in_flag_words(f.error());
     return {};
   };
   if (int rc = parse_args(app, argc, argv, check); rc >= 0) return rc;
@@ -177,7 +178,7 @@ int cmd_chat(int argc, char** argv) {
   const Tokenizer& tok = *lm->tokenizer;
   const int32_t n_vocab = eng.config().n_vocab;
   const SamplerParams& params = a.sampling.p;
-  if (Status st = validate_for_vocab(params, n_vocab); !st) return fail("chat", st.error().message);
+  if (Status st = validate_for_vocab(params, n_vocab); !st) return fail("chat", in_flag_words(st.error()).message);
   auto renderer = make_renderer(a, tok, eng.model().gguf());
   if (!renderer) return fail("chat", renderer.error().message);
   const Renderer& rend = *renderer;

@@ -121,7 +121,7 @@ int cmd_check(int argc, char** argv) {
   const Tokenizer& tok = *lm->tokenizer;
   const int32_t n_vocab = eng.config().n_vocab;
   const SamplerParams& params = a.sampling.p;
-  if (Status st = validate_for_vocab(params, n_vocab); !st) return fail("check", st.error().message);
+  if (Status st = validate_for_vocab(params, n_vocab); !st) return fail("check", in_flag_words(st.error()).message);
   auto plan = plan_prompt("check", *text, a.prompt, tok, a.n_predict, eng.n_ctx());
   if (!plan) return fail("check", plan.error().message);
 

@@ -91,7 +91,7 @@ int cmd_run(int argc, char** argv) {
   const Tokenizer& tok = *lm->tokenizer;
   const int32_t n_vocab = eng.config().n_vocab;
   const SamplerParams& params = a.sampling.p;
-  if (Status st = validate_for_vocab(params, n_vocab); !st) return fail("run", st.error().message);
+  if (Status st = validate_for_vocab(params, n_vocab); !st) return fail("run", in_flag_words(st.error()).message);
   auto plan = plan_prompt("run", *text, a.prompt, tok, a.n_predict, eng.n_ctx());
   if (!plan) return fail("run", plan.error().message);
   const std::vector<int32_t>& prompt = plan->prompt;

@@ -44,6 +44,29 @@ Result<std::optional<uint64_t>> parse_seed(const std::string& s) {
   return std::optional<uint64_t>(v);
 }
 
+Error in_flag_words(Error e) {
+  // The lower layers name parameters by their API names; the CLI's users know the flags.
+  static const std::pair<const char*, const char*> kFlags[] = {
+      {"temperature ", "--temp "},
+      {"top_p ", "--top-p "},
+      {"min_p ", "--min-p "},
+      {"typical_p ", "--typical "},
+      {"repeat_penalty ", "--repeat-penalty "},
+      {"repeat_last_n ", "--repeat-last-n "},
+      {"presence_penalty ", "--presence-penalty "},
+      {"frequency_penalty ", "--frequency-penalty "},
+      {"logit_bias ", "--logit-bias "},
+      {"chat format ", "--chat-format "},
+      {"truncate mode ", "--truncate "},
+  };
+  for (const auto& [api, flag] : kFlags)
+    if (e.message.rfind(api, 0) == 0) {
+      e.message = flag + e.message.substr(std::string_view(api).size());
+      break;
+    }
+  return e;
+}
+
 Status check_sampling_args(SamplingArgs& a) {
   auto seed = parse_seed(a.seed);
   if (!seed) return seed.error();
@@ -51,12 +74,13 @@ Status check_sampling_args(SamplingArgs& a) {
   a.p.logit_bias.clear();
   for (const std::string& s : a.logit_bias) {
     auto b = parse_logit_bias(s);
-    if (!b) return b.error();
+    if (!b) return in_flag_words(b.error());
     a.p.logit_bias.push_back(*b);
   }
   for (const std::string& s : a.stops)
     if (s.empty()) return make_error("--stop: the stop string is empty");
-  return validate(a.p);
+  if (Status st = validate(a.p); !st) return in_flag_words(st.error());
+  return {};
 }
 
 Status check_n_predict(int64_t n, int64_t min) {

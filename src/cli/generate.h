@@ -30,6 +30,9 @@ struct SamplingArgs {
 };
 void add_sampling_options(CLI::App& app, SamplingArgs& a);
 Status check_sampling_args(SamplingArgs& a);
+// An error of a lower layer with its leading parameter name (top_p, logit_bias, chat format, ...)
+// replaced by the CLI flag (--top-p, --logit-bias, --chat-format, ...).
+Error in_flag_words(Error e);
 // -n: -1 (until an end token or a full context) or a count >= min.
 Status check_n_predict(int64_t n, int64_t min = 0);
 // "-1" -> none (random), else the whole unsigned 64-bit range.

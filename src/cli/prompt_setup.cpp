@@ -3,6 +3,7 @@
 
 #include <cstdio>
 
+#include "cli/generate.h"
 #include "core/strings.h"
 
 namespace nt::cli {
@@ -20,7 +21,7 @@ void add_prompt_options(CLI::App& app, PromptArgs& a) {
 Status check_prompt_args(const PromptArgs& a) {
   if (!a.prompt.empty() && !a.prompt_file.empty()) return make_error("give either -p or -f, not both");
   auto mode = parse_truncate_mode(a.truncate);
-  if (!mode) return mode.error();
+  if (!mode) return in_flag_words(mode.error());
   return {};
 }
 
@@ -36,7 +37,11 @@ Result<ContextPlan> plan_prompt(const char* cmd, const std::string& text, const 
   const bool has_bos = !a.no_bos && tok.bos() >= 0 && input[0] == tok.bos();
   const TruncateMode mode = parse_truncate_mode(a.truncate).value();  // checked by check_prompt_args
   auto plan = plan_context(input, has_bos, n_predict, n_ctx, mode);
-  if (!plan) return plan.error();
+  if (!plan) {
+    Error e = plan.error();
+    e.message += " (flags: -c, -n, --truncate start|middle)";
+    return e;
+  }
   if (plan->dropped > 0) std::fprintf(stderr, "%s: %s\n", cmd, truncation_warning(*plan, mode, n_ctx).c_str());
   return plan;
 }

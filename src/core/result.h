@@ -1,5 +1,6 @@
 // core/result.h — Result<T>: the value-or-error return type for everything that reads outside input.
-// Owns: Error (a message a user can act on) and Result<T>/Status. Must not know: any layer above core.
+// Owns: Error (a message a user can act on, and a kind a caller can map, e.g. to an HTTP status or
+// an exit code) and Result<T>/Status. Must not know: any layer above core.
 // Programmer errors are not Results: they are NT_CHECK aborts (see check.h).
 #pragma once
 
@@ -9,8 +10,19 @@
 
 namespace nt {
 
+// What went wrong, for callers that map errors (the server to HTTP statuses, the CLI to exit codes).
+enum class ErrorKind {
+  InvalidArgument,  // bad input: a file, a request field, a parameter out of range (400 / exit 1)
+  PromptTooLong,    // the prompt (plus what it asks to generate) can never fit the context (400)
+  Capacity,         // not now: the KV cache or the queue is full; retrying later can work (429 / 503)
+  Cancelled,        // the caller cancelled the request
+  Internal,         // a failure that is not the caller's fault (500)
+};
+const char* error_kind_name(ErrorKind k);  // "invalid_argument", "prompt_too_long", ...
+
 struct Error {
   std::string message;
+  ErrorKind kind = ErrorKind::InvalidArgument;
 };
 
 template <class T>

@@ -38,6 +38,25 @@ Error make_error(const char* fmt, ...) {
   return Error{std::move(s)};
 }
 
+Error make_error(ErrorKind kind, const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  std::string s = vformat(fmt, ap);
+  va_end(ap);
+  return Error{std::move(s), kind};
+}
+
+const char* error_kind_name(ErrorKind k) {
+  switch (k) {
+    case ErrorKind::InvalidArgument: return "invalid_argument";
+    case ErrorKind::PromptTooLong: return "prompt_too_long";
+    case ErrorKind::Capacity: return "capacity";
+    case ErrorKind::Cancelled: return "cancelled";
+    case ErrorKind::Internal: return "internal";
+  }
+  return "internal";
+}
+
 std::string to_lower(std::string_view s) {
   std::string out(s);
   for (char& c : out)

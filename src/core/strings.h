@@ -15,6 +15,8 @@ namespace nt {
 std::string str_printf(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 // Error with a printf-style message.
 Error make_error(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+// The same with a kind other than InvalidArgument.
+Error make_error(ErrorKind kind, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
 
 std::string to_lower(std::string_view s);
 bool iequals(std::string_view a, std::string_view b);

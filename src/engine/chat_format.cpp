@@ -9,7 +9,7 @@ Result<ChatFormat> parse_chat_format(std::string_view name) {
   for (ChatFormat f : {ChatFormat::Plain, ChatFormat::ChatML, ChatFormat::Llama2,
                        ChatFormat::Llama3, ChatFormat::Mistral})
     if (iequals(name, chat_format_name(f))) return f;
-  return make_error("--chat-format '%.*s': expected chatml, llama2, llama3, mistral or plain",
+  return make_error("chat format '%.*s': expected chatml, llama2, llama3, mistral or plain",
                     static_cast<int>(name.size()), name.data());
 }
 

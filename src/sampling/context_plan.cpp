@@ -9,7 +9,7 @@ Result<TruncateMode> parse_truncate_mode(std::string_view s) {
   if (iequals(s, "none")) return TruncateMode::None;
   if (iequals(s, "start")) return TruncateMode::Start;
   if (iequals(s, "middle")) return TruncateMode::Middle;
-  return make_error("--truncate '%.*s': expected start or middle (or none)",
+  return make_error("truncate mode '%.*s': expected start or middle (or none)",
                     static_cast<int>(s.size()), s.data());
 }
 
@@ -36,18 +36,21 @@ Result<ContextPlan> plan_context(const std::vector<int32_t>& prompt, bool has_bo
   }
   const std::string what =
       until_full ? str_printf("prompt (%lld tokens) + at least 1 generated token", static_cast<long long>(n_prompt))
-                 : str_printf("prompt (%lld tokens) + -n %lld = %lld tokens", static_cast<long long>(n_prompt),
+                 : str_printf("prompt (%lld tokens) + %lld to generate = %lld tokens", static_cast<long long>(n_prompt),
                               static_cast<long long>(n_predict), static_cast<long long>(n_prompt + n_predict));
   if (mode == TruncateMode::None)
-    return make_error("%s does not fit the context (-c %lld): %lld token%s over. Raise -c, lower -n, shorten the "
-                      "prompt, or pass --truncate start|middle to drop prompt tokens",
+    return make_error(ErrorKind::PromptTooLong,
+                      "%s does not fit the context of %lld tokens: %lld token%s over. Raise the context size, "
+                      "generate fewer tokens, shorten the prompt, or truncate it (start or middle) to drop prompt "
+                      "tokens",
                       what.c_str(), static_cast<long long>(n_ctx), static_cast<long long>(over),
                       over == 1 ? "" : "s");
   const int64_t keep_min = has_bos ? 2 : 1;  // BOS plus at least one prompt token
   const int64_t keep = n_prompt - over;
   if (keep < keep_min)
-    return make_error("%s does not fit the context (-c %lld): %lld tokens over, and truncating would leave no "
-                      "prompt. Raise -c or lower -n",
+    return make_error(ErrorKind::PromptTooLong,
+                      "%s does not fit the context of %lld tokens: %lld tokens over, and truncating would leave "
+                      "no prompt. Raise the context size or generate fewer tokens",
                       what.c_str(), static_cast<long long>(n_ctx), static_cast<long long>(over));
   const int64_t first = has_bos ? 1 : 0;  // index of the first droppable token
   plan.prompt.reserve(static_cast<size_t>(keep));
@@ -67,7 +70,7 @@ Result<ContextPlan> plan_context(const std::vector<int32_t>& prompt, bool has_bo
 }
 
 std::string truncation_warning(const ContextPlan& plan, TruncateMode mode, int64_t n_ctx) {
-  return str_printf("warning: prompt truncated (--truncate %s): dropped %lld token%s to fit the "
+  return str_printf("warning: prompt truncated (%s): dropped %lld token%s to fit the "
                     "context of %lld (prompt now %zu tokens, generating up to %lld)",
                     truncate_mode_name(mode), static_cast<long long>(plan.dropped),
                     plan.dropped == 1 ? "" : "s", static_cast<long long>(n_ctx), plan.prompt.size(),

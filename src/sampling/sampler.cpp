@@ -20,30 +20,30 @@ bool in_unit(float x) { return std::isfinite(x) && x >= 0.0f && x <= 1.0f; }
 
 Status validate(const SamplerParams& p) {
   if (std::isnan(p.temp) || std::isinf(p.temp))
-    return make_error("--temp must be a finite number; 0 or less means greedy (got %g)", p.temp);
-  if (!in_unit(p.top_p)) return make_error("--top-p must be between 0 and 1 (got %g)", p.top_p);
-  if (!in_unit(p.min_p)) return make_error("--min-p must be between 0 and 1 (got %g)", p.min_p);
+    return make_error("temperature must be a finite number; 0 or less means greedy (got %g)", p.temp);
+  if (!in_unit(p.top_p)) return make_error("top_p must be between 0 and 1 (got %g)", p.top_p);
+  if (!in_unit(p.min_p)) return make_error("min_p must be between 0 and 1 (got %g)", p.min_p);
   if (!in_unit(p.typical_p))
-    return make_error("--typical must be between 0 and 1 (got %g)", p.typical_p);
+    return make_error("typical_p must be between 0 and 1 (got %g)", p.typical_p);
   if (!std::isfinite(p.repeat_penalty) || p.repeat_penalty <= 0.0f)
-    return make_error("--repeat-penalty must be a positive number; 1 = off (got %g)",
+    return make_error("repeat_penalty must be a positive number; 1 = off (got %g)",
                       p.repeat_penalty);
   if (!std::isfinite(p.presence_penalty))
-    return make_error("--presence-penalty must be a finite number (got %g)", p.presence_penalty);
+    return make_error("presence_penalty must be a finite number (got %g)", p.presence_penalty);
   if (!std::isfinite(p.frequency_penalty))
-    return make_error("--frequency-penalty must be a finite number (got %g)", p.frequency_penalty);
+    return make_error("frequency_penalty must be a finite number (got %g)", p.frequency_penalty);
   if (p.repeat_last_n < -1)
-    return make_error("--repeat-last-n must be -1 (context size), 0 (off) or positive (got %d)",
+    return make_error("repeat_last_n must be -1 (context size), 0 (off) or positive (got %d)",
                       p.repeat_last_n);
   for (const LogitBias& b : p.logit_bias)
-    if (std::isnan(b.bias)) return make_error("--logit-bias for token %d is not a number", b.token);
+    if (std::isnan(b.bias)) return make_error("logit_bias for token %d is not a number", b.token);
   return {};
 }
 
 Status validate_for_vocab(const SamplerParams& p, int32_t n_vocab) {
   for (const LogitBias& b : p.logit_bias)
     if (b.token < 0 || b.token >= n_vocab)
-      return make_error("--logit-bias token %d is outside the vocabulary (0..%d)", b.token, n_vocab - 1);
+      return make_error("logit_bias token %d is outside the vocabulary (0..%d)", b.token, n_vocab - 1);
   return {};
 }
 
@@ -51,20 +51,20 @@ Result<LogitBias> parse_logit_bias(std::string_view s) {
   size_t i = 0;
   while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
   if (i == 0 || i > 9 || i + 1 >= s.size() || (s[i] != '+' && s[i] != '-'))
-    return make_error("--logit-bias '%.*s': expected TOKEN_ID+BIAS or TOKEN_ID-BIAS "
+    return make_error("logit_bias '%.*s': expected TOKEN_ID+BIAS or TOKEN_ID-BIAS "
                       "(e.g. 15043+1.5 or 2-inf)",
                       static_cast<int>(s.size()), s.data());
   const int32_t token = static_cast<int32_t>(std::strtol(std::string(s.substr(0, i)).c_str(),
                                                          nullptr, 10));
   const std::string rest(s.substr(i + 1));
   if (rest[0] == '+' || rest[0] == '-' || rest[0] == ' ')
-    return make_error("--logit-bias '%.*s': one sign only, between the token id and the bias",
+    return make_error("logit_bias '%.*s': one sign only, between the token id and the bias",
                       static_cast<int>(s.size()), s.data());
   errno = 0;
   char* end = nullptr;
   const float v = std::strtof(rest.c_str(), &end);
   if (end != rest.c_str() + rest.size() || std::isnan(v) || errno == ERANGE)
-    return make_error("--logit-bias '%.*s': '%s' is not a number (use e.g. 1.5 or inf)",
+    return make_error("logit_bias '%.*s': '%s' is not a number (use e.g. 1.5 or inf)",
                       static_cast<int>(s.size()), s.data(), rest.c_str());
   return LogitBias{token, s[i] == '-' ? -v : v};
 }

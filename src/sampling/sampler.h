@@ -41,7 +41,9 @@ struct SamplerParams {
 };
 
 // Checks ranges (temp finite, top_p/min_p/typical in [0,1], penalties finite, repeat_last_n >= -1,
-// biases not NaN): what can be checked before a model is loaded. The message names the flag.
+// biases not NaN): what can be checked before a model is loaded. The message starts with the
+// parameter's API name (temperature, top_p, min_p, typical_p, repeat_penalty, repeat_last_n,
+// presence_penalty, frequency_penalty, logit_bias), which callers may map to their own names.
 Status validate(const SamplerParams& p);
 // The bias tokens are inside a vocabulary of n_vocab tokens.
 Status validate_for_vocab(const SamplerParams& p, int32_t n_vocab);

@@ -289,13 +289,13 @@ TEST(Validate, NamesTheFlag) {
   p.top_p = 1.5f;
   auto e = validate(p);
   ASSERT_FALSE(e.ok());
-  EXPECT_EQ(e.error().message, "--top-p must be between 0 and 1 (got 1.5)");
+  EXPECT_EQ(e.error().message, "top_p must be between 0 and 1 (got 1.5)");  // API names, no CLI flags
   p = SamplerParams{};
   p.logit_bias = {{100, 1.0f}};
   EXPECT_TRUE(validate(p).ok());  // the vocabulary is only known once a model is loaded
   e = validate_for_vocab(p, 100);
   ASSERT_FALSE(e.ok());
-  EXPECT_NE(e.error().message.find("--logit-bias"), std::string::npos);
+  EXPECT_NE(e.error().message.find("logit_bias"), std::string::npos);
   EXPECT_TRUE(validate_for_vocab(p, 101).ok());
   p = SamplerParams{};
   p.temp = NAN;

@@ -106,7 +106,9 @@ TEST(ContextPlan, OverIsAnErrorSayingByHowMuch) {
   auto p = plan_context(iota_tokens(10), true, 15, 20, TruncateMode::None);
   ASSERT_FALSE(p.ok());
   EXPECT_NE(p.error().message.find("5 tokens over"), std::string::npos) << p.error().message;
-  EXPECT_NE(p.error().message.find("--truncate"), std::string::npos);
+  EXPECT_NE(p.error().message.find("truncate it (start or middle)"), std::string::npos);
+  EXPECT_EQ(p.error().message.find("--"), std::string::npos) << "no CLI flags below the CLI";
+  EXPECT_EQ(p.error().kind, ErrorKind::PromptTooLong);
   auto q = plan_context(iota_tokens(20), true, -1, 20, TruncateMode::None);
   ASSERT_FALSE(q.ok());
   EXPECT_NE(q.error().message.find("1 token over"), std::string::npos) << q.error().message;
