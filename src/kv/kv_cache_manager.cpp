@@ -1,0 +1,359 @@
+#include "kv/kv_cache_manager.h"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <new>
+
+#include "core/check.h"
+#include "core/strings.h"
+#include "kv/prefix_hash.h"
+
+namespace nt {
+
+// One layer group: its pool, its storage, and what identifies each published block.
+struct KvCacheManager::Group {
+  // A sequence's blocks in this group, and the chain key of each full one.
+  struct Table {
+    std::vector<int32_t> blocks;
+    std::vector<uint64_t> keys;  // keys[i]: chain key of block i, for the blocks that are full
+  };
+
+  Group(LayerGroup spec_, const KvLayout& lay, int32_t n_blocks)
+      : spec(std::move(spec_)), pool(n_blocks), bs(lay.block_size), k_row_bytes(lay.k_row_bytes()),
+        v_row_bytes(lay.v_row_bytes()) {
+    layer_bytes = size_t(bs) * (k_row_bytes + v_row_bytes);
+    block_bytes = layer_bytes * spec.layers.size();
+    storage_bytes = block_bytes * size_t(n_blocks);
+    slot_of_layer.assign(size_t(lay.n_layer), -1);
+    for (size_t i = 0; i < spec.layers.size(); ++i) slot_of_layer[size_t(spec.layers[i])] = static_cast<int>(i);
+    block_tokens.assign(size_t(n_blocks) * size_t(bs), 0);
+    block_parent.assign(size_t(n_blocks), 0);
+  }
+
+  uint8_t* k_base(int32_t b, int slot) { return storage.get() + size_t(b) * block_bytes + size_t(slot) * layer_bytes; }
+  uint8_t* v_base(int32_t b, int slot) { return k_base(b, slot) + size_t(bs) * k_row_bytes; }
+
+  // Publishes full block b under key (child of `parent`) and records its tokens for verification.
+  void publish(int32_t b, uint64_t key, uint64_t parent, std::span<const int32_t> tokens) {
+    if (!pool.publish(b, key)) return;  // an equal block is already cached: it stays the shared copy
+    std::copy(tokens.begin(), tokens.end(), block_tokens.begin() + std::ptrdiff_t(size_t(b) * size_t(bs)));
+    block_parent[size_t(b)] = parent;
+  }
+  // Whether published block b really holds `tokens` after `parent` (its key matched): a hit is
+  // checked against the stored ids so a 64-bit key collision is a miss, never another prompt's rows.
+  bool verify(int32_t b, uint64_t parent, std::span<const int32_t> tokens) const {
+    return block_parent[size_t(b)] == parent &&
+           std::equal(tokens.begin(), tokens.end(), block_tokens.begin() + std::ptrdiff_t(size_t(b) * size_t(bs)));
+  }
+
+  // Drops the table's blocks from index `keep` on, last first (so the LRU list evicts a chain's
+  // tail before its head, which more prompts share).
+  void release_from(Table& t, size_t keep) {
+    while (t.blocks.size() > keep) {
+      pool.unref(t.blocks.back());
+      t.blocks.pop_back();
+    }
+    if (t.keys.size() > keep) t.keys.resize(keep);
+  }
+
+  // Whether the block holding position len (the next write) is shared and must be copied first.
+  bool tail_shared(const Table& t, int32_t len) const {
+    const size_t i = size_t(len / bs);
+    return len % bs != 0 && i < t.blocks.size() && pool.refcount(t.blocks[i]) > 1;
+  }
+  // Makes the block holding position len private before it is written: a shared block is copied
+  // (its rows below len), an unshared published one is unpublished. False when a copy is needed and
+  // no block is available.
+  bool make_tail_private(Table& t, int32_t len) {
+    const size_t i = size_t(len / bs);
+    const int32_t off = len % bs;
+    if (off == 0 || i >= t.blocks.size()) return true;
+    const int32_t b = t.blocks[i];
+    if (pool.refcount(b) > 1) {
+      const int32_t nb = pool.allocate();
+      if (nb < 0) return false;
+      for (int slot = 0; slot < static_cast<int>(spec.layers.size()); ++slot) {
+        std::memcpy(k_base(nb, slot), k_base(b, slot), size_t(off) * k_row_bytes);
+        std::memcpy(v_base(nb, slot), v_base(b, slot), size_t(off) * v_row_bytes);
+      }
+      pool.unref(b);
+      t.blocks[i] = nb;
+    } else if (pool.hashed(b)) {
+      pool.unpublish(b);
+    }
+    return true;
+  }
+
+  // Blocks reserving n more positions after len takes from the pool (a copy of a shared tail included).
+  int32_t blocks_needed(const Table& t, int32_t len, int32_t n) const {
+    if (n <= 0) return 0;
+    const int64_t need = (int64_t(len) + n + bs - 1) / bs - int64_t(t.blocks.size());
+    return static_cast<int32_t>(std::max<int64_t>(need, 0)) + (tail_shared(t, len) ? 1 : 0);
+  }
+
+  LayerGroup spec;
+  BlockPool pool;
+  int bs;
+  size_t k_row_bytes, v_row_bytes;
+  size_t layer_bytes = 0;  // one layer's K and V rows of one block
+  size_t block_bytes = 0;  // one block, every layer of the group
+  size_t storage_bytes = 0;
+  std::vector<int> slot_of_layer;  // [n_layer] -> index in spec.layers, -1 when not in this group
+  std::unique_ptr<uint8_t[]> storage;
+  std::vector<int32_t> block_tokens;   // [n_blocks * bs]: a published block's token ids
+  std::vector<uint64_t> block_parent;  // [n_blocks]: a published block's parent key
+};
+
+struct KvCacheManager::Seq {
+  bool live = false;
+  int32_t len = 0;       // positions written and committed
+  int32_t reserved = 0;  // positions with blocks (>= len)
+  std::vector<Group::Table> tables;  // per group
+};
+
+KvCacheManager::KvCacheManager() = default;
+KvCacheManager::~KvCacheManager() = default;
+
+Result<std::unique_ptr<KvCacheManager>> KvCacheManager::create(const KvLayout& layout, int64_t pool_tokens,
+                                                               uint64_t chain_seed) {
+  NT_CHECK(layout.n_layer > 0 && layout.n_head_kv > 0 && layout.head_dim > 0 && layout.block_size > 0);
+  if (pool_tokens <= 0)
+    return make_error("the KV cache pool must hold at least one token (got %lld)", static_cast<long long>(pool_tokens));
+  const auto& ki = dtype_info(layout.k_type);
+  const auto& vi = dtype_info(layout.v_type);
+  if (layout.row_elems() % ki.block_size != 0 || layout.row_elems() % vi.block_size != 0)
+    return make_error("cache type %s/%s needs n_head_kv * head_dim (%lld) to be a multiple of its block size",
+                      ki.name, vi.name, static_cast<long long>(layout.row_elems()));
+  if (ki.block_size > 1 && layout.head_dim % static_cast<int>(ki.block_size) != 0)
+    return make_error("cache type %s needs head_dim (%d) to be a multiple of %u", ki.name, layout.head_dim, ki.block_size);
+  if (vi.block_size > 1 && layout.head_dim % static_cast<int>(vi.block_size) != 0)
+    return make_error("cache type %s needs head_dim (%d) to be a multiple of %u", vi.name, layout.head_dim, vi.block_size);
+  const int64_t n_blocks = (pool_tokens + layout.block_size - 1) / layout.block_size;
+  if (n_blocks > std::numeric_limits<int32_t>::max())
+    return make_error("the KV cache pool of %lld tokens is too large", static_cast<long long>(pool_tokens));
+
+  std::unique_ptr<KvCacheManager> m(new KvCacheManager());
+  m->layout_ = layout;
+  m->chain_seed_ = chain_seed;
+  // Every layer attends to all of its sequence's positions today: one group of kind Full.
+  LayerGroup full;
+  full.kind = LayerKind::Full;
+  for (int il = 0; il < layout.n_layer; ++il) full.layers.push_back(il);
+  m->groups_.push_back(full);
+  m->group_of_layer_.assign(size_t(layout.n_layer), 0);
+
+  for (const LayerGroup& spec : m->groups_) {
+    auto g = std::make_unique<Group>(spec, layout, static_cast<int32_t>(n_blocks));
+    // Left uninitialised on purpose: the OS commits pages only as blocks are first written, so
+    // resident memory follows the tokens actually cached. Only written positions are ever read.
+    g->storage.reset(new (std::nothrow) uint8_t[g->storage_bytes]);
+    if (!g->storage)
+      return make_error("cannot allocate %s for a KV cache pool of %lld tokens; use a smaller pool",
+                        format_bytes(g->storage_bytes).c_str(), static_cast<long long>(pool_tokens));
+    m->group_state_.push_back(std::move(g));
+  }
+  return m;
+}
+
+int64_t KvCacheManager::capacity_tokens() const {
+  return int64_t(group_state_[0]->pool.n_blocks()) * layout_.block_size;
+}
+
+size_t KvCacheManager::total_bytes() const {
+  size_t total = 0;
+  for (const auto& g : group_state_) total += g->storage_bytes;
+  return total;
+}
+
+KvCacheManager::Seq& KvCacheManager::seq_ref(int seq) {
+  NT_CHECK(seq >= 0 && size_t(seq) < seqs_.size() && seqs_[size_t(seq)].live);
+  return seqs_[size_t(seq)];
+}
+const KvCacheManager::Seq& KvCacheManager::seq_ref(int seq) const {
+  NT_CHECK(seq >= 0 && size_t(seq) < seqs_.size() && seqs_[size_t(seq)].live);
+  return seqs_[size_t(seq)];
+}
+
+int KvCacheManager::new_seq() {
+  size_t i = 0;
+  while (i < seqs_.size() && seqs_[i].live) ++i;
+  if (i == seqs_.size()) seqs_.emplace_back();
+  Seq& s = seqs_[i];
+  s = Seq{};
+  s.live = true;
+  s.tables.resize(group_state_.size());
+  return static_cast<int>(i);
+}
+
+void KvCacheManager::free_seq(int seq) {
+  Seq& s = seq_ref(seq);
+  for (size_t g = 0; g < group_state_.size(); ++g) group_state_[g]->release_from(s.tables[g], 0);
+  s = Seq{};
+}
+
+int32_t KvCacheManager::seq_len(int seq) const { return seq_ref(seq).len; }
+
+int32_t KvCacheManager::match_prefix(int seq, std::span<const int32_t> tokens) {
+  Seq& s = seq_ref(seq);
+  NT_CHECK(s.len == 0 && s.reserved == 0);
+  prefix_queried_ += int64_t(tokens.size());
+  const int bs = layout_.block_size;
+  // The last token is never a hit: its logits are needed, so the block holding it is computed.
+  size_t n_blocks = tokens.empty() ? 0 : (tokens.size() - 1) / size_t(bs);
+  for (size_t g = 0; g < group_state_.size(); ++g) {
+    Group& gr = *group_state_[g];
+    Group::Table& t = s.tables[g];
+    uint64_t parent = chain_seed_;
+    size_t i = 0;
+    for (; i < n_blocks; ++i) {
+      const auto block_tokens = tokens.subspan(i * size_t(bs), size_t(bs));
+      const uint64_t key = block_hash(parent, block_tokens);
+      const int32_t b = gr.pool.find(key);
+      if (b < 0 || !gr.verify(b, parent, block_tokens)) break;
+      gr.pool.acquire(key);
+      t.blocks.push_back(b);
+      t.keys.push_back(key);
+      parent = key;
+    }
+    n_blocks = i;
+  }
+  // Every group must hold the prefix: keep what all of them found.
+  for (size_t g = 0; g < group_state_.size(); ++g) group_state_[g]->release_from(s.tables[g], n_blocks);
+  s.len = s.reserved = static_cast<int32_t>(n_blocks) * bs;
+  prefix_hit_ += s.len;
+  return s.len;
+}
+
+int32_t KvCacheManager::blocks_needed(int seq, int32_t n) const {
+  const Seq& s = seq_ref(seq);
+  int32_t total = 0;
+  for (size_t g = 0; g < group_state_.size(); ++g) total += group_state_[g]->blocks_needed(s.tables[g], s.len, n);
+  return total;
+}
+
+int32_t KvCacheManager::available_blocks() const {
+  int32_t total = 0;
+  for (const auto& g : group_state_) total += g->pool.n_available();
+  return total;
+}
+
+Status KvCacheManager::reserve(int seq, int32_t n) {
+  NT_CHECK(n >= 0);
+  Seq& s = seq_ref(seq);
+  for (size_t g = 0; g < group_state_.size(); ++g) {
+    const Group& gr = *group_state_[g];
+    const int32_t need = gr.blocks_needed(s.tables[g], s.len, n);
+    if (need > gr.pool.n_available())
+      return make_error(ErrorKind::Capacity,
+                        "the KV cache pool is full: %d more positions of the sequence need %d blocks of %d "
+                        "tokens and %d are free or evictable now",
+                        n, need, layout_.block_size, gr.pool.n_available());
+  }
+  if (n == 0) return {};
+  for (size_t g = 0; g < group_state_.size(); ++g) {
+    Group& gr = *group_state_[g];
+    Group::Table& t = s.tables[g];
+    NT_CHECK(gr.make_tail_private(t, s.len));  // counted in blocks_needed above
+    const size_t want = size_t((int64_t(s.len) + n + layout_.block_size - 1) / layout_.block_size);
+    while (t.blocks.size() < want) {
+      const int32_t b = gr.pool.allocate();
+      NT_CHECK(b >= 0);
+      t.blocks.push_back(b);
+    }
+  }
+  s.reserved = std::max(s.reserved, s.len + n);
+  return {};
+}
+
+void KvCacheManager::commit(int seq, std::span<const int32_t> tokens, int32_t n) {
+  Seq& s = seq_ref(seq);
+  NT_CHECK(n >= 0 && int64_t(s.len) + n <= s.reserved && tokens.size() >= size_t(s.len) + size_t(n));
+  const int bs = layout_.block_size;
+  const size_t first = size_t(s.len / bs), end = size_t((s.len + n) / bs);  // blocks becoming full
+  for (size_t g = 0; g < group_state_.size(); ++g) {
+    Group& gr = *group_state_[g];
+    Group::Table& t = s.tables[g];
+    NT_CHECK(t.keys.size() == first);
+    for (size_t i = first; i < end; ++i) {
+      const int32_t b = t.blocks[i];
+      NT_CHECK(gr.pool.refcount(b) == 1 && !gr.pool.hashed(b));  // it was just written
+      const uint64_t parent = i == 0 ? chain_seed_ : t.keys[i - 1];
+      const auto block_tokens = tokens.subspan(i * size_t(bs), size_t(bs));
+      const uint64_t key = block_hash(parent, block_tokens);
+      t.keys.push_back(key);
+      gr.publish(b, key, parent, block_tokens);
+    }
+  }
+  s.len += n;
+}
+
+void KvCacheManager::truncate(int seq, int32_t n) {
+  Seq& s = seq_ref(seq);
+  const int bs = layout_.block_size;
+  s.len = std::clamp(n, 0, s.len);
+  for (size_t g = 0; g < group_state_.size(); ++g) {
+    Group& gr = *group_state_[g];
+    Group::Table& t = s.tables[g];
+    gr.release_from(t, size_t((s.len + bs - 1) / bs));
+    if (t.keys.size() > size_t(s.len / bs)) t.keys.resize(size_t(s.len / bs));
+    // When no block is free for the copy now, reserve() makes it before the next write.
+    gr.make_tail_private(t, s.len);
+  }
+  s.reserved = s.len;
+}
+
+KvCacheStats KvCacheManager::stats() const {
+  KvCacheStats st;
+  st.block_size = layout_.block_size;
+  for (const auto& g : group_state_) {
+    st.blocks_total += g->pool.n_blocks();
+    st.blocks_used += g->pool.n_used();
+    st.blocks_cached += g->pool.n_cached();
+    st.blocks_free += g->pool.n_free();
+  }
+  st.prefix_queried_tokens = prefix_queried_;
+  st.prefix_hit_tokens = prefix_hit_;
+  return st;
+}
+
+uint8_t* KvCacheManager::k_row(int layer, int seq, int32_t pos) {
+  Seq& s = seq_ref(seq);
+  NT_CHECK(layer >= 0 && layer < layout_.n_layer && pos >= 0 && pos < s.reserved);
+  const int g = group_of_layer_[size_t(layer)];
+  Group& gr = *group_state_[size_t(g)];
+  const int bs = layout_.block_size;
+  const int32_t b = s.tables[size_t(g)].blocks[size_t(pos / bs)];
+  return gr.k_base(b, gr.slot_of_layer[size_t(layer)]) + size_t(pos % bs) * gr.k_row_bytes;
+}
+
+uint8_t* KvCacheManager::v_row(int layer, int seq, int32_t pos) {
+  Seq& s = seq_ref(seq);
+  NT_CHECK(layer >= 0 && layer < layout_.n_layer && pos >= 0 && pos < s.reserved);
+  const int g = group_of_layer_[size_t(layer)];
+  Group& gr = *group_state_[size_t(g)];
+  const int bs = layout_.block_size;
+  const int32_t b = s.tables[size_t(g)].blocks[size_t(pos / bs)];
+  return gr.v_base(b, gr.slot_of_layer[size_t(layer)]) + size_t(pos % bs) * gr.v_row_bytes;
+}
+
+void KvCacheManager::spans(int layer, int seq, int32_t n_kv, std::vector<KvSpan>& out) const {
+  const Seq& s = seq_ref(seq);
+  out.clear();
+  NT_CHECK(layer >= 0 && layer < layout_.n_layer && n_kv >= 0 && n_kv <= s.reserved);
+  const int g = group_of_layer_[size_t(layer)];
+  Group& gr = *group_state_[size_t(g)];
+  const int slot = gr.slot_of_layer[size_t(layer)];
+  const int bs = layout_.block_size;
+  const auto& blocks = s.tables[size_t(g)].blocks;
+  for (int32_t start = 0; start < n_kv; start += bs) {
+    const int32_t b = blocks[size_t(start / bs)];
+    KvSpan sp;
+    sp.k = gr.k_base(b, slot);
+    sp.v = gr.v_base(b, slot);
+    sp.n = std::min(bs, n_kv - start);
+    out.push_back(sp);
+  }
+}
+
+}  // namespace nt

@@ -1,0 +1,115 @@
+// kv/kv_cache_manager.h — the paged KV cache shared by all requests: per-sequence block tables over
+// a block pool, the prefix cache (full blocks keyed by hash chain, found by later requests whoever
+// computed them), and row access for the forward pass (KvStore).
+// Owns: cache memory, block tables, sequence lengths, prefix-cache statistics.
+// Must not know: requests, scheduling policy, models or attention math.
+//
+// Layers are grouped by kind, each group with its own pool and block tables (only full-attention
+// layers exist today; sliding-window layers that keep the last window, and recurrent layers with a
+// fixed state per sequence, become groups of their own kinds).
+//
+// Memory layout of one block of a group: for each layer of the group, K rows [block_size,
+// n_head_kv * head_dim] then V rows [block_size, n_head_kv * head_dim], in the layout's types.
+//
+// Invariants:
+//  - only full blocks are published; a block another sequence references is never written:
+//    writes go at positions >= seq_len, in the sequence's own last block or in fresh ones
+//    (truncate() copies or unpublishes a shared or published block before it can be written)
+//  - the last token of a prompt is never a prefix-cache hit (its logits are needed)
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "core/result.h"
+#include "kv/block_pool.h"
+#include "model/kv_store.h"
+
+namespace nt {
+
+enum class LayerKind {
+  Full,  // attends to every cached position of the sequence
+};
+
+struct LayerGroup {
+  LayerKind kind = LayerKind::Full;
+  std::vector<int> layers;  // model layer indices, ascending
+};
+
+struct KvCacheStats {
+  int block_size = 0;
+  int32_t blocks_total = 0;
+  int32_t blocks_used = 0;    // referenced by a sequence
+  int32_t blocks_cached = 0;  // unreferenced, still findable by the prefix cache (evictable)
+  int32_t blocks_free = 0;
+  int64_t prefix_queried_tokens = 0;  // prompt tokens looked up in the prefix cache
+  int64_t prefix_hit_tokens = 0;      // of those, found cached
+};
+
+class KvCacheManager final : public KvStore {
+ public:
+  // pool_tokens: the capacity shared by all sequences, rounded up to whole blocks; chain_seed: see
+  // prefix_chain_seed(). Errors: the types cannot hold the layout's rows, or no memory.
+  static Result<std::unique_ptr<KvCacheManager>> create(const KvLayout& layout, int64_t pool_tokens,
+                                                        uint64_t chain_seed);
+  ~KvCacheManager() override;
+
+  const KvLayout& layout() const override { return layout_; }
+  int block_size() const { return layout_.block_size; }
+  int64_t capacity_tokens() const;
+  size_t total_bytes() const;
+  const std::vector<LayerGroup>& groups() const { return groups_; }
+
+  // Sequences are small integer ids handed out here; a new one is empty.
+  int new_seq();
+  // Releases the sequence's blocks: published (full) ones stay in the prefix cache.
+  void free_seq(int seq);
+  int32_t seq_len(int seq) const;
+
+  // For an empty sequence: references the longest run of published blocks that starts `tokens`,
+  // never covering the last token, and sets seq_len to the tokens they hold (a multiple of
+  // block_size). Counts the query and the hit in stats(). Returns the new seq_len.
+  int32_t match_prefix(int seq, std::span<const int32_t> tokens);
+  // Blocks reserve(seq, n) would have to take from the pool (summed over groups), including the
+  // copy of a shared block the next write would land in (see truncate()).
+  int32_t blocks_needed(int seq, int32_t n) const;
+  // Blocks the pool can hand out now: free ones and unreferenced cached ones (summed over groups).
+  int32_t available_blocks() const;
+  // Makes room for positions [seq_len, seq_len + n). ErrorKind::Capacity, and nothing changed,
+  // when the pool cannot supply the blocks now.
+  Status reserve(int seq, int32_t n);
+  // The forward pass wrote positions [seq_len, seq_len + n) of seq, whose tokens from position 0
+  // are `tokens` (size >= seq_len + n): advances seq_len and publishes the blocks that became full.
+  void commit(int seq, std::span<const int32_t> tokens, int32_t n);
+  // Forgets positions >= n (and any reservation beyond them); the block then holding the last
+  // kept positions is made private to seq (copied if shared, unpublished if only published). When
+  // no block is available for the copy now, the next reserve() makes it (and counts it).
+  void truncate(int seq, int32_t n);
+
+  // Not synchronised: the thread that runs steps reads it (and may publish a copy for others).
+  KvCacheStats stats() const;
+
+  // KvStore: rows of positions below seq_len + the reserved room.
+  uint8_t* k_row(int layer, int seq, int32_t pos) override;
+  uint8_t* v_row(int layer, int seq, int32_t pos) override;
+  void spans(int layer, int seq, int32_t n_kv, std::vector<KvSpan>& out) const override;
+
+ private:
+  struct Group;
+  struct Seq;
+  KvCacheManager();
+  Seq& seq_ref(int seq);
+  const Seq& seq_ref(int seq) const;
+
+  KvLayout layout_;
+  std::vector<LayerGroup> groups_;
+  std::vector<std::unique_ptr<Group>> group_state_;
+  std::vector<int> group_of_layer_;  // [n_layer] -> group index
+  std::vector<Seq> seqs_;
+  uint64_t chain_seed_ = 0;
+  int64_t prefix_queried_ = 0, prefix_hit_ = 0;
+};
+
+}  // namespace nt
