@@ -1,13 +1,13 @@
 #include "engine/engine.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <fstream>
 #include <string>
 
 #include "core/check.h"
 #include "core/strings.h"
 #include "kernels/kv_types.h"
+#include "kv/prefix_hash.h"
 
 namespace nt {
 
@@ -21,14 +21,37 @@ uint64_t available_memory_bytes() {
   return 0;
 }
 
-Engine::Engine(std::unique_ptr<Model> model, KvCache kv, int n_threads, int64_t n_ctx, int n_batch)
-    : model_(std::move(model)), kv_(std::move(kv)), pool_(n_threads), n_ctx_(n_ctx), n_batch_(n_batch) {}
+Engine::Engine(std::unique_ptr<ForwardModel> model, const Tokenizer* tok, std::unique_ptr<KvCacheManager> kv,
+               int n_threads, int64_t n_ctx, const EngineOptions& opt)
+    : fm_(std::move(model)),
+      tok_(tok),
+      kv_(std::move(kv)),
+      pool_(n_threads),
+      n_ctx_(n_ctx),
+      context_limit_(fm_->config().n_ctx_train > 0 ? std::min<int64_t>(n_ctx, fm_->config().n_ctx_train) : n_ctx),
+      n_batch_(opt.n_batch),
+      n_parallel_(opt.n_parallel),
+      sched_(*kv_, opt.n_batch, opt.n_parallel) {
+  publish_stats();
+}
 
-Result<std::unique_ptr<Engine>> Engine::create(std::unique_ptr<Model> model, const EngineOptions& opt) {
+Engine::~Engine() = default;
+
+Result<std::unique_ptr<Engine>> Engine::create(std::unique_ptr<Model> model, const EngineOptions& opt,
+                                               const Tokenizer* tok) {
+  return create(wrap_model(std::move(model)), opt, tok);
+}
+
+Result<std::unique_ptr<Engine>> Engine::create(std::unique_ptr<ForwardModel> model, const EngineOptions& opt,
+                                               const Tokenizer* tok) {
   NT_CHECK(model != nullptr);
   const ModelConfig& c = model->config();
-  if (opt.n_batch < 1) return make_error("batch size -b must be at least 1 (got %d)", opt.n_batch);
-  if (opt.n_ctx < 0) return make_error("context size -c must not be negative");
+  if (opt.n_batch < 1) return make_error("the token budget per step must be at least 1 (got %d)", opt.n_batch);
+  if (opt.n_parallel < 1)
+    return make_error("the number of requests running at once must be at least 1 (got %d)", opt.n_parallel);
+  if (opt.n_ctx < 0)
+    return make_error("the context size must not be negative (got %lld)", static_cast<long long>(opt.n_ctx));
+  if (opt.block_size < 1) return make_error("the KV block size must be at least 1 (got %d)", opt.block_size);
   for (DType t : {opt.cache_k, opt.cache_v})
     if (Status s = check_kv_cache_type(t, c.head_dim); !s) return s.error();
   KvLayout lay;
@@ -37,6 +60,7 @@ Result<std::unique_ptr<Engine>> Engine::create(std::unique_ptr<Model> model, con
   lay.head_dim = c.head_dim;
   lay.k_type = opt.cache_k;
   lay.v_type = opt.cache_v;
+  lay.block_size = opt.block_size;
   int64_t n_ctx = opt.n_ctx;
   bool capped = false;
   if (n_ctx == 0) {
@@ -51,97 +75,225 @@ Result<std::unique_ptr<Engine>> Engine::create(std::unique_ptr<Model> model, con
       }
     }
   }
-  auto kv = KvCache::create(lay, n_ctx);
+  auto kv = KvCacheManager::create(lay, n_ctx, prefix_chain_seed(model->identity(), opt.cache_k, opt.cache_v));
   if (!kv) return kv.error();
-  int n_threads = opt.n_threads > 0 ? opt.n_threads : ThreadPool::default_threads();
-  std::unique_ptr<Engine> e(new Engine(std::move(model), std::move(*kv), n_threads, n_ctx, opt.n_batch));
+  const int n_threads = opt.n_threads > 0 ? opt.n_threads : ThreadPool::default_threads();
+  std::unique_ptr<Engine> e(new Engine(std::move(model), tok, std::move(*kv), n_threads, n_ctx, opt));
   e->ctx_capped_ = capped;
   return e;
 }
 
-int Engine::new_sequence() {
-  int s = kv_.new_sequence();
-  if (static_cast<size_t>(s) >= tokens_.size()) tokens_.resize(static_cast<size_t>(s) + 1);
-  tokens_[static_cast<size_t>(s)].clear();
+const Model& Engine::model() const {
+  const Model* m = fm_->model();
+  NT_CHECK(m != nullptr);
+  return *m;
+}
+
+Result<RequestId> Engine::submit(RequestParams params, TokenSink sink) {
+  const int32_t n_vocab = config().n_vocab;
+  if (params.prompt.empty()) return make_error("the prompt is empty: a request needs at least one token");
+  for (size_t i = 0; i < params.prompt.size(); ++i)
+    if (params.prompt[i] < 0 || params.prompt[i] >= n_vocab)
+      return make_error("prompt token %d (position %zu) is outside the vocabulary of %d tokens", params.prompt[i], i,
+                        n_vocab);
+  if (Status st = validate(params.sampling); !st) return st.error();
+  if (Status st = validate_for_vocab(params.sampling, n_vocab); !st) return st.error();
+  if (params.max_tokens < -1)
+    return make_error("max_tokens must be -1 (until the end) or a count >= 0 (got %lld)",
+                      static_cast<long long>(params.max_tokens));
+  if (params.n_logprobs > n_vocab || params.n_top_logits < 0 || params.n_top_logits > n_vocab ||
+      params.n_step_top < 0 || params.n_step_top > n_vocab)
+    return make_error("the numbers of log-probs, top logits and step candidates must be from 0 to the vocabulary "
+                      "size %d (got %d, %d, %d)", n_vocab, params.n_logprobs, params.n_top_logits, params.n_step_top);
+  if (!tok_)
+    for (const std::string& s : params.stop)
+      if (!s.empty()) return make_error("stop strings need a tokenizer; this engine has none");
+  const auto n_prompt = static_cast<int64_t>(params.prompt.size());
+  const int64_t need = n_prompt + std::max<int64_t>(1, params.max_tokens);
+  if (need > context_limit_) {
+    if (params.max_tokens < 0)
+      return make_error(ErrorKind::PromptTooLong,
+                        "the prompt has %lld tokens; with one token to generate that is %lld, over the limit of %lld "
+                        "tokens per request by %lld",
+                        static_cast<long long>(n_prompt), static_cast<long long>(need),
+                        static_cast<long long>(context_limit_), static_cast<long long>(need - context_limit_));
+    return make_error(ErrorKind::PromptTooLong,
+                      "the prompt has %lld tokens and %lld more are asked for: %lld in all, over the limit of %lld "
+                      "tokens per request by %lld",
+                      static_cast<long long>(n_prompt), static_cast<long long>(std::max<int64_t>(1, params.max_tokens)),
+                      static_cast<long long>(need), static_cast<long long>(context_limit_),
+                      static_cast<long long>(need - context_limit_));
+  }
+  std::unique_lock lock(inbox_mu_);
+  const RequestId id = next_id_++;
+  lock.unlock();
+  auto r = std::make_unique<RequestState>(id, std::move(params), std::move(sink), tok_, n_vocab, context_limit_);
+  lock.lock();
+  live_.insert(id);
+  inbox_new_.push_back(std::move(r));
+  lock.unlock();
+  inbox_cv_.notify_all();
+  return id;
+}
+
+bool Engine::cancel(RequestId id) {
+  {
+    std::lock_guard lock(inbox_mu_);
+    if (!live_.count(id)) return false;
+    inbox_cancel_.push_back(id);
+  }
+  inbox_cv_.notify_all();
+  return true;
+}
+
+void Engine::wait_for_work(std::chrono::milliseconds max_wait) {
+  std::unique_lock lock(inbox_mu_);
+  inbox_cv_.wait_for(lock, max_wait, [&] { return !inbox_new_.empty() || !inbox_cancel_.empty(); });
+}
+
+EngineStats Engine::stats() const {
+  EngineStats s;
+  {
+    std::lock_guard lock(stats_mu_);
+    s = snapshot_;
+  }
+  std::lock_guard lock(inbox_mu_);
+  s.waiting += static_cast<int64_t>(inbox_new_.size());
   return s;
 }
 
-void Engine::free_sequence(int seq) {
-  kv_.free_sequence(seq);
-  tokens_[static_cast<size_t>(seq)].clear();
+void Engine::publish_stats() {
+  const KvCacheStats kv = kv_->stats();
+  std::lock_guard lock(stats_mu_);
+  snapshot_ = acc_;
+  snapshot_.running = static_cast<int64_t>(sched_.n_running());
+  snapshot_.waiting = static_cast<int64_t>(sched_.n_waiting());
+  snapshot_.block_size = kv.block_size;
+  snapshot_.blocks_total = kv.blocks_total;
+  snapshot_.blocks_used = kv.blocks_used;
+  snapshot_.blocks_cached = kv.blocks_cached;
+  snapshot_.blocks_free = kv.blocks_free;
+  snapshot_.prefix_queried_tokens = kv.prefix_queried_tokens;
+  snapshot_.prefix_hit_tokens = kv.prefix_hit_tokens;
 }
 
-const std::vector<int32_t>& Engine::seq_tokens(int seq) const { return tokens_.at(static_cast<size_t>(seq)); }
-
-void Engine::truncate(int seq, int32_t n) {
-  kv_.truncate(seq, n);
-  auto& t = tokens_[static_cast<size_t>(seq)];
-  if (static_cast<int64_t>(t.size()) > n) t.resize(static_cast<size_t>(std::max(n, 0)));
+bool Engine::has_work() const {
+  if (!requests_.empty()) return true;
+  std::lock_guard lock(inbox_mu_);
+  return !inbox_new_.empty() || !inbox_cancel_.empty();
 }
 
-int32_t Engine::keep_common_prefix(int seq, const std::vector<int32_t>& tokens) {
-  const auto& have = tokens_[static_cast<size_t>(seq)];
-  size_t n = 0;
-  while (n < have.size() && n < tokens.size() && have[n] == tokens[n]) ++n;
-  // Invariant: at least one token of the new input is evaluated, to produce its logits.
-  if (n == tokens.size() && n > 0) --n;
-  truncate(seq, static_cast<int32_t>(n));
-  return static_cast<int32_t>(n);
-}
-
-Result<const float*> Engine::append(int seq, const int32_t* tokens, int64_t n) {
-  if (n <= 0) return make_error("nothing to evaluate");
-  const float* last = nullptr;
-  const int32_t start_len = seq_len(seq);
-  for (int64_t done = 0; done < n;) {
-    const int64_t chunk = std::min<int64_t>(n_batch_, n - done);
-    auto r = step({SeqInput{seq, tokens + done, chunk, done + chunk == n}});
-    if (!r) {
-      truncate(seq, start_len);
-      return r.error();
-    }
-    last = *r;
-    done += chunk;
+void Engine::drain_inbox() {
+  std::vector<std::unique_ptr<RequestState>> fresh;
+  std::vector<RequestId> cancels;
+  {
+    std::lock_guard lock(inbox_mu_);
+    fresh.swap(inbox_new_);
+    cancels.swap(inbox_cancel_);
   }
-  return last;
+  for (auto& r : fresh) {
+    sched_.add(r.get());
+    const RequestId id = r->id;
+    requests_.emplace(id, std::move(r));
+  }
+  for (RequestId id : cancels) {
+    auto it = requests_.find(id);
+    if (it == requests_.end()) continue;  // finished before the cancel was seen
+    TokenEvent ev;
+    ev.finish_reason = FinishReason::Cancelled;
+    finish(*it->second, std::move(ev));
+  }
 }
 
-Result<const float*> Engine::step(const std::vector<SeqInput>& inputs) {
-  const auto t0 = std::chrono::steady_clock::now();
+void Engine::finish(RequestState& r, TokenEvent ev) {
+  ev.id = r.id;
+  ev.finished = true;
+  ev.stats = request_stats(r);
+  sched_.remove(&r);
+  {
+    std::lock_guard lock(inbox_mu_);
+    live_.erase(r.id);
+  }
+  ++acc_.requests_finished;
+  TokenSink sink = std::move(r.sink);
+  const RequestId id = r.id;
+  requests_.erase(id);  // r is gone from here on
+  if (sink) sink(ev);
+}
+
+void Engine::finish_with_error(RequestState& r, Error e) {
+  TokenEvent ev;
+  ev.finish_reason = FinishReason::Error;
+  ev.error = std::move(e);
+  finish(r, std::move(ev));
+}
+
+bool Engine::step() {
+  drain_inbox();
+  const StepPlan plan = sched_.schedule();
+  if (plan.chunks.empty()) {
+    // Nothing running and the oldest waiting request cannot get blocks: sequences outside the
+    // scheduler (the low-level path) hold the pool. Fail it rather than spin.
+    if (sched_.n_running() == 0 && sched_.n_waiting() > 0)
+      finish_with_error(static_cast<RequestState&>(*sched_.front_waiting()),
+                        make_error(ErrorKind::Capacity, "the KV cache is held by sequences outside the scheduler"));
+    publish_stats();
+    return has_work();
+  }
+  ++acc_.steps;
+  acc_.preemptions += static_cast<int64_t>(plan.preempted.size());
+  const auto now = EngineClock::now();
+  for (SchedRequest* s : plan.admitted) {
+    auto& r = static_cast<RequestState&>(*s);
+    if (r.scheduled) continue;  // re-admitted after a preemption
+    r.scheduled = true;
+    r.t_scheduled = now;
+    acc_.prompt_tokens += r.n_prompt;
+    acc_.cached_tokens += r.first_hit;
+  }
   batch_.clear();
   int64_t n_out = 0;
-  for (const auto& in : inputs) {
-    const int32_t base = kv_.seq_len(in.seq);
-    if (auto st = kv_.reserve(in.seq, static_cast<int32_t>(in.n)); !st) {
-      for (const auto& u : inputs) kv_.truncate(u.seq, kv_.seq_len(u.seq));  // release reservations
-      return Error{st.error().message + str_printf(" (context size -c is %lld)", static_cast<long long>(n_ctx_))};
-    }
-    for (int64_t i = 0; i < in.n; ++i)
-      batch_.add(in.tokens[i], base + static_cast<int32_t>(i), in.seq, in.want_logits && i == in.n - 1);
-    n_out += in.want_logits ? 1 : 0;
+  for (const ScheduledChunk& c : plan.chunks) {
+    for (int32_t i = 0; i < c.n; ++i)
+      batch_.add(c.req->tokens[static_cast<size_t>(c.start + i)], c.start + i, c.req->seq,
+                 c.want_logits && i == c.n - 1);
+    n_out += c.want_logits ? 1 : 0;
   }
-  const int n_vocab = model_->config().n_vocab;
+  const int32_t n_vocab = config().n_vocab;
   if (static_cast<int64_t>(logits_.size()) < n_out * n_vocab) logits_.resize(static_cast<size_t>(n_out * n_vocab));
-  if (auto st = model_->forward(batch_, kv_, pool_, scratch_, logits_.data()); !st) {
-    for (const auto& u : inputs) kv_.truncate(u.seq, kv_.seq_len(u.seq));
-    return st.error();
+  if (Status st = fm_->forward(batch_, *kv_, pool_, logits_.data()); !st) {
+    for (const ScheduledChunk& c : plan.chunks)
+      finish_with_error(static_cast<RequestState&>(*c.req),
+                        make_error(ErrorKind::Internal, "the forward pass failed: %s", st.error().message.c_str()));
+    publish_stats();
+    return has_work();
   }
-  int64_t n_tok = 0;
-  for (const auto& in : inputs) {
-    kv_.set_len(in.seq, kv_.seq_len(in.seq) + static_cast<int32_t>(in.n));
-    auto& hist = tokens_[static_cast<size_t>(in.seq)];
-    hist.insert(hist.end(), in.tokens, in.tokens + in.n);
-    n_tok += in.n;
+  sched_.commit(plan);
+  acc_.computed_tokens += plan.n_tokens;
+  size_t row = 0;
+  for (const ScheduledChunk& c : plan.chunks) {
+    if (!c.want_logits) continue;
+    auto& r = static_cast<RequestState&>(*c.req);
+    const float* lg = logits_.data() + row++ * static_cast<size_t>(n_vocab);
+    if (r.params.max_tokens == 0) {  // prefill only
+      finish(r, TokenEvent{});
+      continue;
+    }
+    TokenEvent ev = sample_next(r, lg, n_vocab, tok_);
+    ++acc_.generated_tokens;
+    if (ev.finished) {
+      finish(r, std::move(ev));
+    } else if (r.sink) {
+      r.sink(ev);
+    }
   }
-  const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (n_tok == static_cast<int64_t>(inputs.size())) {
-    counters_.decode_tokens += n_tok;
-    counters_.decode_seconds += dt;
-  } else {
-    counters_.prefill_tokens += n_tok;
-    counters_.prefill_seconds += dt;
+  publish_stats();
+  return has_work();
+}
+
+void Engine::run_until_idle() {
+  while (step()) {
   }
-  return static_cast<const float*>(logits_.data());
 }
 
 }  // namespace nt

@@ -1,30 +1,63 @@
-// engine/engine.h — the one object that owns a model's run-time state: KV cache, thread pool,
-// forward scratch, per-sequence token history. It turns requests ("append these tokens to sequence
-// s") into batches for Model::forward. One engine thread owns it; compute parallelism happens only
-// inside the pool. Must not know: tokenizers, sampling policy, terminals or HTTP.
+// engine/engine.h — serves generation requests over one model: owns the paged KV cache with its
+// prefix cache, the scheduler, the compute thread pool and every request's state. Requests are
+// submitted (and cancelled) from any thread; the engine thread alone runs steps: one step
+// schedules tokens of several requests (scheduler.h), runs ONE forward pass for all of them,
+// samples each request that got logits with its own Sampler and streams its TokenEvents.
+// Must not know: terminals, HTTP, chat templates, CLI flags.
+//
+// Determinism: a request's tokens and log-probs depend only on its own parameters and seed, not
+// on what it is batched with, how its prompt is chunked, prefix-cache hits or preemption (the
+// forward pass is per-token deterministic and each Sampler sees only its own request's tokens).
 #pragma once
 
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <memory>
-#include <string>
+#include <mutex>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "core/result.h"
 #include "core/thread_pool.h"
-#include "kv/kv_cache.h"
-#include "model/model.h"
+#include "engine/forward_model.h"
+#include "engine/request.h"
+#include "engine/request_state.h"
+#include "engine/scheduler.h"
+#include "kv/kv_cache_manager.h"
+#include "tokenizer/tokenizer.h"
 
 namespace nt {
 
 struct EngineOptions {
-  int n_threads = 0;      // 0: physical cores
-  int64_t n_ctx = 0;      // total KV capacity in tokens; 0: training context, capped by memory
-  int n_batch = 512;      // max tokens per forward call (prefill chunk)
+  int n_threads = 0;   // 0: physical cores
+  int64_t n_ctx = 0;   // KV pool in tokens, shared by all requests; 0: training context, capped by memory
+  int n_batch = 512;   // token budget of one step (one forward call)
+  int n_parallel = 8;  // requests running at once; the others wait
+  int block_size = 64;  // tokens per KV block: the paging and prefix-cache unit
   DType cache_k = DType::F16;
   DType cache_v = DType::F16;
 };
 
-// Tokens processed and time spent, accumulated per engine (reset by the caller).
+// A snapshot of the engine's counters (totals since creation), readable from any thread.
+struct EngineStats {
+  int64_t running = 0;  // requests admitted (holding KV blocks)
+  int64_t waiting = 0;  // requests queued, submitted ones not yet seen by a step included
+  int block_size = 0;
+  int32_t blocks_total = 0, blocks_used = 0, blocks_cached = 0, blocks_free = 0;
+  int64_t prefix_queried_tokens = 0;  // tokens looked up in the prefix cache (each admission)
+  int64_t prefix_hit_tokens = 0;      // of those, found cached
+  int64_t requests_finished = 0;      // cancelled and failed ones included
+  int64_t prompt_tokens = 0;          // of admitted requests
+  int64_t cached_tokens = 0;          // of those, prefix-cache hits at the first admission
+  int64_t computed_tokens = 0;        // tokens run through the model (prefill, recompute, decode)
+  int64_t generated_tokens = 0;
+  int64_t steps = 0;                  // forward passes of the request path
+  int64_t preemptions = 0;
+};
+
+// Tokens processed and time spent by the low-level path (old API, removed when the CLI is converted).
 struct EngineCounters {
   int64_t prefill_tokens = 0;
   double prefill_seconds = 0;
@@ -34,63 +67,115 @@ struct EngineCounters {
 
 class Engine {
  public:
-  static Result<std::unique_ptr<Engine>> create(std::unique_ptr<Model> model, const EngineOptions& opt);
+  // `tok` (may be null: then events carry no text, there is no end-of-generation token and stop
+  // strings are refused) must outlive the engine.
+  static Result<std::unique_ptr<Engine>> create(std::unique_ptr<ForwardModel> model, const EngineOptions& opt,
+                                                const Tokenizer* tok = nullptr);
+  static Result<std::unique_ptr<Engine>> create(std::unique_ptr<Model> model, const EngineOptions& opt,
+                                                const Tokenizer* tok = nullptr);
+  ~Engine();
 
-  const Model& model() const { return *model_; }
-  const ModelConfig& config() const { return model_->config(); }
-  int64_t n_ctx() const { return n_ctx_; }
+  // --- Any thread.
+  // Validates and queues a request; its events go to `sink`, called on the engine thread (a sink
+  // may submit or cancel, never step). Errors: InvalidArgument (empty prompt, token outside the
+  // vocabulary, sampling parameters, stop strings without a tokenizer), PromptTooLong (prompt +
+  // max(1, max_tokens) over context_limit(), with the counts).
+  Result<RequestId> submit(RequestParams params, TokenSink sink);
+  // Takes effect at the next step: a final event with FinishReason::Cancelled, blocks released.
+  // False when the request is unknown or already finished.
+  bool cancel(RequestId id);
+  EngineStats stats() const;
+  // Blocks until something is submitted or cancelled, or max_wait passes (for an idle engine thread).
+  void wait_for_work(std::chrono::milliseconds max_wait);
+
+  // --- The engine thread.
+  // One step: takes in submissions and cancellations, schedules, runs one forward pass, samples,
+  // emits events, finishes requests. Returns whether requests remain.
+  bool step();
+  void run_until_idle();
+
+  // --- Fixed at creation (any thread).
+  const ModelConfig& config() const { return fm_->config(); }
+  const ForwardModel& forward_model() const { return *fm_; }
+  const Model& model() const;  // the real model (the engine must wrap one)
+  const Tokenizer* tokenizer() const { return tok_; }
+  int64_t n_ctx() const { return n_ctx_; }                  // the pool, in tokens
+  int64_t context_limit() const { return context_limit_; }  // tokens of one request: min(n_ctx, training)
   int n_batch() const { return n_batch_; }
+  int n_parallel() const { return n_parallel_; }
   int n_threads() const { return pool_.n_threads(); }
-  const KvCache& kv() const { return kv_; }
-  size_t kv_bytes() const { return kv_.total_bytes(); }
-  // Bytes of KV actually used by a sequence of n tokens.
-  size_t kv_bytes_for(int64_t n_tokens) const { return kv_.layout().bytes_per_token() * size_t(n_tokens); }
+  size_t kv_bytes() const { return kv_->total_bytes(); }
+  size_t kv_bytes_for(int64_t n_tokens) const { return kv_->layout().bytes_per_token() * size_t(n_tokens); }
   bool ctx_capped() const { return ctx_capped_; }
-  EngineCounters& counters() { return counters_; }
   // The compute pool, for work that must run on the engine's own threads (the bench's probe).
   ThreadPool& pool() { return pool_; }
+  const KvCacheManager& kv() const { return *kv_; }  // engine thread
 
-  int new_sequence();
-  void free_sequence(int seq);
-  int32_t seq_len(int seq) const { return kv_.seq_len(seq); }
-  // Tokens whose K/V are in the cache for seq, in order.
-  const std::vector<int32_t>& seq_tokens(int seq) const;
-
-  // Keeps the longest cached prefix of seq shared with `tokens`, minus one if it covers all of
-  // `tokens` (the last token must be recomputed to get its logits); drops the rest. Returns the
-  // number of positions kept (reused, not recomputed).
-  int32_t keep_common_prefix(int seq, const std::vector<int32_t>& tokens);
-  // Drops positions >= n of seq.
-  void truncate(int seq, int32_t n);
-
-  // Appends n tokens to seq, in forward calls of at most n_batch tokens; returns the logits of the
-  // last token ([n_vocab], valid until the next call). Errors (context full, bad token) leave the
-  // sequence as it was before the call.
-  Result<const float*> append(int seq, const int32_t* tokens, int64_t n);
-
-  // One continuous-batching step: several sequences, each adding some tokens; logits for the last
-  // token of each input that wants them, in input order ([n_out, n_vocab]).
+  // --- Low level (engine thread, no requests in flight): sequences outside the scheduler, for
+  // timing forward passes without sampling (bench) and model tests.
+  int new_seq();
+  void free_seq(int seq);
+  int32_t seq_len(int seq) const { return kv_->seq_len(seq); }
+  // Appends n tokens to seq in forward calls of at most n_batch tokens; the logits of the last
+  // ([n_vocab], valid until the next call). On error the sequence is as before the call.
+  Result<const float*> eval(int seq, const int32_t* tokens, int64_t n);
+  // One forward call over several sequences; logits for the last token of each input that wants
+  // them, in input order ([n_out, n_vocab]).
   struct SeqInput {
     int seq = 0;
     const int32_t* tokens = nullptr;
     int64_t n = 0;
     bool want_logits = true;
   };
-  Result<const float*> step(const std::vector<SeqInput>& inputs);
+  Result<const float*> eval_batch(const std::vector<SeqInput>& inputs);
+
+  // --- Old API, removed when the CLI is converted (the prefix cache replaces keep_common_prefix).
+  int new_sequence() { return new_seq(); }
+  void free_sequence(int seq) { free_seq(seq); }
+  Result<const float*> append(int seq, const int32_t* tokens, int64_t n) { return eval(seq, tokens, n); }
+  Result<const float*> step(const std::vector<SeqInput>& inputs) { return eval_batch(inputs); }
+  const std::vector<int32_t>& seq_tokens(int seq) const;
+  int32_t keep_common_prefix(int seq, const std::vector<int32_t>& tokens);
+  void truncate(int seq, int32_t n);
+  EngineCounters& counters() { return counters_; }
 
  private:
-  Engine(std::unique_ptr<Model> model, KvCache kv, int n_threads, int64_t n_ctx, int n_batch);
+  Engine(std::unique_ptr<ForwardModel> model, const Tokenizer* tok, std::unique_ptr<KvCacheManager> kv,
+         int n_threads, int64_t n_ctx, const EngineOptions& opt);
+  void drain_inbox();
+  // Ends a request: releases it, emits `ev` (made final, with the stats) and forgets it.
+  void finish(RequestState& r, TokenEvent ev);
+  void finish_with_error(RequestState& r, Error e);
+  void publish_stats();
+  bool has_work() const;
 
-  std::unique_ptr<Model> model_;
-  KvCache kv_;
+  std::unique_ptr<ForwardModel> fm_;
+  const Tokenizer* tok_;
+  std::unique_ptr<KvCacheManager> kv_;
   ThreadPool pool_;
   int64_t n_ctx_;
+  int64_t context_limit_;
   int n_batch_;
+  int n_parallel_;
   bool ctx_capped_ = false;
-  ForwardScratch scratch_;
+  Scheduler sched_;
   Batch batch_;
-  std::vector<float> logits_;                 // [n_out, n_vocab]
-  std::vector<std::vector<int32_t>> tokens_;  // per seq id
+  std::vector<float> logits_;  // [n_out, n_vocab]
+  std::unordered_map<RequestId, std::unique_ptr<RequestState>> requests_;  // admitted or waiting
+  EngineStats acc_;            // engine thread's totals
+
+  // Shared with submitting threads.
+  mutable std::mutex inbox_mu_;
+  std::condition_variable inbox_cv_;
+  std::vector<std::unique_ptr<RequestState>> inbox_new_;
+  std::vector<RequestId> inbox_cancel_;
+  std::unordered_set<RequestId> live_;  // submitted, not finished
+  RequestId next_id_ = 1;
+  mutable std::mutex stats_mu_;
+  EngineStats snapshot_;
+
+  // Low-level path.
+  std::vector<std::vector<int32_t>> ll_tokens_;  // per seq id: tokens whose K/V are cached
   EngineCounters counters_;
 };
 

@@ -1,0 +1,101 @@
+#include "engine/scheduler.h"
+
+#include <algorithm>
+
+#include "core/check.h"
+
+namespace nt {
+
+Scheduler::Scheduler(KvCacheManager& kv, int token_budget, int max_running)
+    : kv_(kv), token_budget_(token_budget), max_running_(max_running) {
+  NT_CHECK(token_budget >= 1 && max_running >= 1);
+}
+
+void Scheduler::add(SchedRequest* r) {
+  NT_CHECK(r->seq < 0 && !r->tokens.empty());
+  waiting_.push_back(r);
+}
+
+void Scheduler::remove(SchedRequest* r) {
+  if (auto it = std::find(running_.begin(), running_.end(), r); it != running_.end()) running_.erase(it);
+  if (auto it = std::find(waiting_.begin(), waiting_.end(), r); it != waiting_.end()) waiting_.erase(it);
+  if (r->seq >= 0) kv_.free_seq(r->seq);
+  r->seq = -1;
+}
+
+void Scheduler::preempt(SchedRequest* victim, StepPlan& plan) {
+  NT_CHECK(!running_.empty() && running_.back() == victim);
+  // Victims come after the request being planned in running_: none has a chunk in this plan.
+  NT_CHECK(std::none_of(plan.chunks.begin(), plan.chunks.end(),
+                        [&](const ScheduledChunk& c) { return c.req == victim; }));
+  kv_.free_seq(victim->seq);  // full blocks stay findable in the prefix cache
+  victim->seq = -1;
+  victim->n_computed = 0;
+  ++victim->preemptions;
+  running_.pop_back();
+  waiting_.push_front(victim);  // victims are taken youngest first, so the oldest ends up first
+  plan.preempted.push_back(victim);
+}
+
+bool Scheduler::reserve_or_preempt(SchedRequest* r, int32_t n, StepPlan& plan) {
+  while (!kv_.reserve(r->seq, n)) {
+    SchedRequest* victim = running_.back();
+    preempt(victim, plan);
+    if (victim == r) return false;
+  }
+  return true;
+}
+
+StepPlan Scheduler::schedule() {
+  StepPlan plan;
+  int64_t budget = token_budget_;
+  auto plan_chunk = [&](SchedRequest* r, int32_t n) {
+    const bool last = r->n_computed + n == static_cast<int32_t>(r->tokens.size());
+    plan.chunks.push_back({r, r->n_computed, n, last});
+    plan.n_tokens += n;
+    budget -= n;
+  };
+  // Running requests in admission order. Only the youngest can still be prefilling (a request is
+  // admitted with a partial chunk only when that chunk ends the step's budget), so the decode
+  // tokens come before any prefill chunk. A request preempted in reserve_or_preempt was the back
+  // of running_, so the indices before it stay valid.
+  for (size_t i = 0; i < running_.size() && budget > 0; ++i) {
+    SchedRequest* r = running_[i];
+    const int64_t left = static_cast<int64_t>(r->tokens.size()) - r->n_computed;
+    NT_CHECK(left >= 1);
+    const auto n = static_cast<int32_t>(std::min(left, budget));
+    if (!reserve_or_preempt(r, n, plan)) break;
+    plan_chunk(r, n);
+  }
+  if (!plan.preempted.empty()) return plan;
+  while (!waiting_.empty() && running_.size() < static_cast<size_t>(max_running_) && budget > 0) {
+    SchedRequest* r = waiting_.front();
+    r->seq = kv_.new_seq();
+    r->n_computed = kv_.match_prefix(r->seq, r->tokens);
+    const int64_t left = static_cast<int64_t>(r->tokens.size()) - r->n_computed;
+    const auto n = static_cast<int32_t>(std::min(left, budget));
+    if (!kv_.reserve(r->seq, n)) {  // not now: the running requests hold the pool
+      kv_.free_seq(r->seq);
+      r->seq = -1;
+      r->n_computed = 0;
+      break;
+    }
+    if (r->first_hit < 0) r->first_hit = r->n_computed;
+    waiting_.pop_front();
+    running_.push_back(r);
+    plan.admitted.push_back(r);
+    plan_chunk(r, n);
+  }
+  return plan;
+}
+
+void Scheduler::commit(const StepPlan& plan) {
+  for (const ScheduledChunk& c : plan.chunks) {
+    SchedRequest* r = c.req;
+    NT_CHECK(r->seq >= 0 && r->n_computed == c.start);
+    kv_.commit(r->seq, r->tokens, c.n);
+    r->n_computed += c.n;
+  }
+}
+
+}  // namespace nt

@@ -1,0 +1,85 @@
+// engine/scheduler.h — decides, each engine step, which tokens of which requests the forward pass
+// computes, in the shape of vLLM's v1 scheduler: a request is its tokens (prompt + generated) and
+// how many of them have K/V cached (n_computed); a step gives each request a count of tokens.
+// Owns: the waiting queue and the running list, block reservations, preemption.
+// Must not know: models, sampling, tokenizers, threads.
+//
+// Each step, under a token budget:
+//  1. running requests in admission order: one decode token each, or the next prompt chunk of the
+//     youngest, which alone can still be prefilling (so decode tokens come first);
+//  2. waiting requests, first in first out, while fewer than max_running run: a new one first
+//     takes its prompt's cached blocks from the prefix cache (match_prefix), then a chunk.
+// Blocks are reserved before a chunk is planned. When a running request cannot get blocks, the
+// youngest running request is preempted (its sequence freed — its full blocks stay in the prefix
+// cache — n_computed = 0, back to the front of the waiting queue) until it can, or until it is
+// the youngest itself and is preempted. No waiting request is admitted in a step that preempted.
+// A chunk that reaches the last token wants logits (the next token is sampled from them).
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+#include "kv/kv_cache_manager.h"
+
+namespace nt {
+
+// A request as the scheduler sees it (the engine's request state derives from it).
+struct SchedRequest {
+  std::vector<int32_t> tokens;  // prompt + generated; the last one is never cached before its step
+  int32_t n_computed = 0;       // tokens whose K/V are in the cache
+  int seq = -1;                 // KV sequence while running, -1 while waiting
+  int64_t first_hit = -1;       // prefix-cache hit at the first admission (-1: not admitted yet)
+  int preemptions = 0;
+};
+
+struct ScheduledChunk {
+  SchedRequest* req = nullptr;
+  int32_t start = 0;  // == req->n_computed when planned
+  int32_t n = 0;
+  bool want_logits = false;
+};
+
+struct StepPlan {
+  std::vector<ScheduledChunk> chunks;     // the batch, in this order
+  std::vector<SchedRequest*> preempted;   // this step's victims (now waiting)
+  std::vector<SchedRequest*> admitted;    // moved from waiting to running this step
+  int64_t n_tokens = 0;
+};
+
+class Scheduler {
+ public:
+  // token_budget >= 1 tokens per step; max_running >= 1 requests running at once.
+  Scheduler(KvCacheManager& kv, int token_budget, int max_running);
+
+  // Queues a new request (at the back of the waiting queue).
+  void add(SchedRequest* r);
+  // Drops a request from the queue or the running list and frees its sequence.
+  void remove(SchedRequest* r);
+
+  // Plans one step: reserves the blocks of every planned chunk, preempting as needed.
+  StepPlan schedule();
+  // After the forward pass wrote the plan's K/V: commits them and advances n_computed.
+  void commit(const StepPlan& plan);
+
+  // The oldest waiting request (null when none waits).
+  SchedRequest* front_waiting() const { return waiting_.empty() ? nullptr : waiting_.front(); }
+  size_t n_running() const { return running_.size(); }
+  size_t n_waiting() const { return waiting_.size(); }
+  int token_budget() const { return token_budget_; }
+  int max_running() const { return max_running_; }
+
+ private:
+  // Reserves n tokens for running request r, preempting the youngest running requests while the
+  // pool is short; false when r itself was preempted.
+  bool reserve_or_preempt(SchedRequest* r, int32_t n, StepPlan& plan);
+  void preempt(SchedRequest* victim, StepPlan& plan);
+
+  KvCacheManager& kv_;
+  int token_budget_;
+  int max_running_;
+  std::deque<SchedRequest*> waiting_;
+  std::vector<SchedRequest*> running_;  // admission order: the back is the youngest
+};
+
+}  // namespace nt
