@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -77,5 +78,8 @@ struct TokenEvent {
   Error error;                                        // when finish_reason == Error
   RequestStats stats;                                 // when finished
 };
+
+// Receives a request's events, on the engine thread, in order; the last one is finished.
+using TokenSink = std::function<void(const TokenEvent&)>;
 
 }  // namespace nt

@@ -5,7 +5,6 @@
 #pragma once
 
 #include <chrono>
-#include <functional>
 #include <memory>
 #include <optional>
 
@@ -17,7 +16,6 @@
 
 namespace nt {
 
-using TokenSink = std::function<void(const TokenEvent&)>;
 using EngineClock = std::chrono::steady_clock;
 
 struct RequestState : SchedRequest {
