@@ -46,7 +46,8 @@ struct EngineStats {
   int64_t waiting = 0;  // requests queued, submitted ones not yet seen by a step included
   int block_size = 0;
   int32_t blocks_total = 0, blocks_used = 0, blocks_cached = 0, blocks_free = 0;
-  int64_t prefix_queried_tokens = 0;  // tokens looked up in the prefix cache (each admission)
+  int64_t prefix_queried_tokens = 0;  // tokens looked up in the prefix cache (every admission
+                                      // attempt: one that must wait for blocks is looked up again)
   int64_t prefix_hit_tokens = 0;      // of those, found cached
   int64_t requests_finished = 0;      // cancelled and failed ones included
   int64_t prompt_tokens = 0;          // of admitted requests
