@@ -22,17 +22,26 @@ struct KvCacheManager::Group {
   Group(LayerGroup spec_, const KvLayout& lay, int32_t n_blocks)
       : spec(std::move(spec_)), pool(n_blocks), bs(lay.block_size), k_row_bytes(lay.k_row_bytes()),
         v_row_bytes(lay.v_row_bytes()) {
-    layer_bytes = size_t(bs) * (k_row_bytes + v_row_bytes);
-    block_bytes = layer_bytes * spec.layers.size();
-    storage_bytes = block_bytes * size_t(n_blocks);
+    k_block_bytes = size_t(bs) * k_row_bytes;
+    v_block_bytes = size_t(bs) * v_row_bytes;
+    k_region_bytes = k_block_bytes * size_t(n_blocks);
+    layer_bytes = (k_block_bytes + v_block_bytes) * size_t(n_blocks);
+    storage_bytes = layer_bytes * spec.layers.size();
     slot_of_layer.assign(size_t(lay.n_layer), -1);
     for (size_t i = 0; i < spec.layers.size(); ++i) slot_of_layer[size_t(spec.layers[i])] = static_cast<int>(i);
     block_tokens.assign(size_t(n_blocks) * size_t(bs), 0);
     block_parent.assign(size_t(n_blocks), 0);
   }
 
-  uint8_t* k_base(int32_t b, int slot) { return storage.get() + size_t(b) * block_bytes + size_t(slot) * layer_bytes; }
-  uint8_t* v_base(int32_t b, int slot) { return k_base(b, slot) + size_t(bs) * k_row_bytes; }
+  // Layer-major storage: for each layer of the group, the K rows of every block, then the V rows
+  // of every block. A sequence's blocks, mostly consecutive ids, then lie close together per layer,
+  // which keeps attention's reads local however small the blocks are.
+  uint8_t* k_base(int32_t b, int slot) {
+    return storage.get() + size_t(slot) * layer_bytes + size_t(b) * k_block_bytes;
+  }
+  uint8_t* v_base(int32_t b, int slot) {
+    return storage.get() + size_t(slot) * layer_bytes + k_region_bytes + size_t(b) * v_block_bytes;
+  }
 
   // Publishes full block b under key (child of `parent`) and records its tokens for verification.
   void publish(int32_t b, uint64_t key, uint64_t parent, std::span<const int32_t> tokens) {
@@ -96,8 +105,9 @@ struct KvCacheManager::Group {
   BlockPool pool;
   int bs;
   size_t k_row_bytes, v_row_bytes;
-  size_t layer_bytes = 0;  // one layer's K and V rows of one block
-  size_t block_bytes = 0;  // one block, every layer of the group
+  size_t k_block_bytes = 0, v_block_bytes = 0;  // one block's K (V) rows of one layer
+  size_t k_region_bytes = 0;                     // one layer's K rows of every block
+  size_t layer_bytes = 0;                        // one layer's K and V rows of every block
   size_t storage_bytes = 0;
   std::vector<int> slot_of_layer;  // [n_layer] -> index in spec.layers, -1 when not in this group
   std::unique_ptr<uint8_t[]> storage;

@@ -8,8 +8,9 @@
 // layers exist today; sliding-window layers that keep the last window, and recurrent layers with a
 // fixed state per sequence, become groups of their own kinds).
 //
-// Memory layout of one block of a group: for each layer of the group, K rows [block_size,
-// n_head_kv * head_dim] then V rows [block_size, n_head_kv * head_dim], in the layout's types.
+// Memory layout of a group, layer-major: for each layer of the group, the K rows of every block
+// [n_blocks, block_size, n_head_kv * head_dim], then the V rows of every block, in the layout's
+// types. One layer's rows of a sequence's blocks lie close together whatever the block size.
 //
 // Invariants:
 //  - only full blocks are published; a block another sequence references is never written:

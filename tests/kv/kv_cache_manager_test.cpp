@@ -382,6 +382,25 @@ TEST(KvCacheManager, LayoutAndGroups) {
   EXPECT_EQ(m->groups()[0].layers, (std::vector<int>{0, 1}));
 }
 
+TEST(KvCacheManager, AFreshSequenceIsContiguousPerLayer) {
+  // Layer-major storage: a fresh pool hands out consecutive blocks, whose rows of one layer
+  // follow each other, so attention reads one run per layer whatever the block size.
+  auto m = make(64);
+  const int s = m->new_seq();
+  ASSERT_TRUE(m->reserve(s, 12).ok());
+  std::vector<KvSpan> sp;
+  const size_t row = kHeadDim * sizeof(float);
+  for (int il = 0; il < kLayers; ++il) {
+    m->spans(il, s, 12, sp);
+    ASSERT_EQ(sp.size(), 3u);
+    for (size_t i = 1; i < sp.size(); ++i) {
+      EXPECT_EQ(sp[i].k, sp[i - 1].k + kBs * row);
+      EXPECT_EQ(sp[i].v, sp[i - 1].v + kBs * row);
+    }
+    EXPECT_EQ(m->k_row(il, s, 5), sp[1].k + row);
+  }
+}
+
 TEST(KvCacheManager, CreateRejectsBadSizes) {
   auto r = KvCacheManager::create(tiny_layout(), 0, 1);
   ASSERT_FALSE(r.ok());
