@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "cli/bench_concurrent.h"
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/model_setup.h"
@@ -37,6 +38,7 @@ struct BenchArgs {
   std::string output = "md";
   std::string cache_type_k = "f16", cache_type_v = "f16";
   bool bandwidth = false;
+  std::string parallel;  // --parallel: concurrent-generation tests through the request path
 };
 
 Result<std::vector<int>> parse_list(const std::string& s, const char* what, int min_value) {
@@ -57,6 +59,7 @@ struct Row {
   std::string model_path, model_type;
   uint64_t model_size = 0, n_params = 0;
   int n_threads = 0, n_prompt = 0, n_gen = 0, n_depth = 0;
+  int n_parallel = 0;      // > 0: a concurrent-generation test (n_parallel requests of n_gen tokens)
   std::vector<double> ns;  // per repetition
   std::vector<double> bw;  // per repetition: bytes/s probed beside it (empty: not measured)
   uint64_t bytes_per_token = 0;  // weights read per generated token
@@ -134,11 +137,19 @@ int cmd_bench(int argc, char** argv) {
   app.add_option("-o,--output", a.output, "output format: md (default) or json");
   app.add_option("--cache-type-k", a.cache_type_k, "-ctk: KV cache type for K: " + kv_cache_type_names() + " (default f16)");
   app.add_option("--cache-type-v", a.cache_type_v, "-ctv: KV cache type for V: " + kv_cache_type_names() + " (default f16)");
+  app.add_option("--parallel", a.parallel,
+                 "-np: also run each -n test as that many concurrent requests through the engine (scheduler, "
+                 "batched decode, greedy sampling), e.g. -np 1,16; t/s counts all their output tokens");
   app.add_flag("--bandwidth", a.bandwidth,
                "probe memory read bandwidth and report tg as % of its ceiling (above 100%: the weights were "
                "read from the CPU caches, not memory)");
-  std::vector<int> pp, tg, depth, threads;
+  std::vector<int> pp, tg, depth, threads, parallel;
   auto check = [&]() -> Status {
+    if (!a.parallel.empty()) {
+      auto np = parse_list(a.parallel, "-np", 1);
+      if (!np) return np.error();
+      parallel = *np;
+    }
     auto p = parse_list(a.prompts, "-p", 0);
     if (!p) return p.error();
     auto n = parse_list(a.gens, "-n", 0);
@@ -181,7 +192,10 @@ int cmd_bench(int argc, char** argv) {
     for (int nt : threads) {
       EngineArgs ea;
       ea.n_threads = nt;
-      ea.n_ctx = max_d + std::max(max_p, max_n) + 1;
+      int max_np = 1;
+      for (int np : parallel) max_np = std::max(max_np, np);
+      ea.n_ctx = std::max<int64_t>(max_d + std::max(max_p, max_n) + 1, int64_t(max_np) * (max_n + 2));
+      ea.n_parallel = max_np;
       ea.n_batch = a.n_batch;
       ea.cache_type_k = a.cache_type_k;
       ea.cache_type_v = a.cache_type_v;
@@ -221,12 +235,12 @@ int cmd_bench(int argc, char** argv) {
         auto append_random = [&](int seq, int n) -> Status {
           std::vector<int32_t> toks(static_cast<size_t>(n));
           for (auto& t : toks) t = next_token();
-          auto lg = eng.append(seq, toks.data(), n);
+          auto lg = eng.eval(seq, toks.data(), n);
           if (!lg) return lg.error();
           return {};
         };
         for (int rep = -1; rep < a.reps; ++rep) {  // rep -1: warm-up
-          const int seq = eng.new_sequence();
+          const int seq = eng.new_seq();
           // The cached context, untimed.
           if (n_depth > 0)
             if (Status st = append_random(seq, n_depth); !st) return st.error();
@@ -238,13 +252,13 @@ int cmd_bench(int argc, char** argv) {
             int32_t t = next_token();
             const int n = rep < 0 ? std::min(n_gen, 4) : n_gen;
             for (int i = 0; i < n; ++i) {
-              auto lg = eng.append(seq, &t, 1);
+              auto lg = eng.eval(seq, &t, 1);
               if (!lg) return lg.error();
               t = next_token();
             }
           }
           const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
-          eng.free_sequence(seq);
+          eng.free_seq(seq);
           if (rep >= 0) r.ns.push_back(ns);
           if (probed && rep >= 0) {
             const double bw_after = probe->measure(3);
@@ -255,28 +269,42 @@ int cmd_bench(int argc, char** argv) {
         }
         return r;
       };
-      struct Test { int p, n, d; };
+      struct Test { int p, n, d, np; };
       std::vector<Test> tests;
       for (int d : depth) {
-        for (int p : pp) if (p > 0) tests.push_back({p, 0, d});
-        for (int n : tg) if (n > 0) tests.push_back({0, n, d});
+        for (int p : pp) if (p > 0) tests.push_back({p, 0, d, 0});
+        for (int n : tg) if (n > 0) tests.push_back({0, n, d, 0});
       }
-      for (auto [p, n, d] : tests) {
-        auto r = run_test(p, n, d);
+      for (int n : tg)
+        for (int np : parallel)
+          if (n > 0) tests.push_back({0, n, 0, np});
+      for (auto [p, n, d, np] : tests) {
+        Result<Row> r = Row{};
+        if (np > 0) {
+          Row c = base;
+          c.n_gen = n;
+          c.n_parallel = np;
+          auto ns = time_concurrent_generation(eng, np, n, a.reps);
+          if (!ns) return fail("bench", ns.error().message);
+          c.ns = *ns;
+          r = c;
+        } else {
+          r = run_test(p, n, d);
+        }
         if (!r) return fail("bench", r.error().message);
         rows.push_back(*r);
         const Row& x = rows.back();
-        const int n_tok = p > 0 ? p : n;
+        const int64_t n_tok = p > 0 ? p : int64_t(n) * std::max(np, 1);
         std::vector<double> ts;
-        for (double ns : x.ns) ts.push_back(n_tok * 1e9 / ns);
+        for (double ns : x.ns) ts.push_back(double(n_tok) * 1e9 / ns);
         if (md) {
           std::string bwcol;
-          if (a.bandwidth) bwcol = n > 0 ? str_printf(" %.1f%% |", bandwidth_pct(x)) : " |";
+          if (a.bandwidth) bwcol = n > 0 && np == 0 ? str_printf(" %.1f%% |", bandwidth_pct(x)) : " |";
           std::printf("| %s | %s | %s | %d | %s | %.2f ± %.2f |%s\n", x.model_type.c_str(),
                       format_bytes(x.model_size).c_str(),
                       x.n_params >= 1000000000 ? str_printf("%.2f B", x.n_params / 1e9).c_str()
                                                : str_printf("%.2f M", x.n_params / 1e6).c_str(),
-                      nt, test_name(p, n, d).c_str(), mean(ts),
+                      nt, (test_name(p, n, d) + (np > 0 ? " x" + std::to_string(np) : "")).c_str(), mean(ts),
                       stddev(ts), bwcol.c_str());
           std::fflush(stdout);
         }
@@ -296,15 +324,16 @@ int cmd_bench(int argc, char** argv) {
   }
   nlohmann::json out = nlohmann::json::array();
   for (const Row& x : rows) {
-    const int n_tok = x.n_prompt > 0 ? x.n_prompt : x.n_gen;
+    const int64_t n_tok = x.n_prompt > 0 ? x.n_prompt : int64_t(x.n_gen) * std::max(x.n_parallel, 1);
     std::vector<double> ts;
-    for (double ns : x.ns) ts.push_back(n_tok * 1e9 / ns);
+    for (double ns : x.ns) ts.push_back(double(n_tok) * 1e9 / ns);
     nlohmann::json j = {{"model_filename", x.model_path}, {"model_type", x.model_type}, {"model_size", x.model_size},
                         {"model_n_params", x.n_params}, {"n_batch", a.n_batch}, {"n_threads", x.n_threads},
                         {"type_k", to_lower(a.cache_type_k)}, {"type_v", to_lower(a.cache_type_v)},
                         {"n_prompt", x.n_prompt}, {"n_gen", x.n_gen}, {"n_depth", x.n_depth}, {"avg_ns", mean(x.ns)},
                         {"stddev_ns", stddev(x.ns)}, {"avg_ts", mean(ts)}, {"stddev_ts", stddev(ts)},
                         {"samples_ns", x.ns}, {"samples_ts", ts}, {"simd", kernels_simd_level()}};
+    if (x.n_parallel > 0) j["n_parallel"] = x.n_parallel;
     if (!x.bw.empty()) {
       j["bandwidth_bytes_per_s"] = mean(x.bw);
       j["samples_bandwidth_bytes_per_s"] = x.bw;

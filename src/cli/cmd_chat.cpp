@@ -24,7 +24,6 @@ namespace nt::cli {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
 
 constexpr const char* kChatCommands = "/reset, /stats, /save FILE, /load FILE, /help, /quit";
 
@@ -65,8 +64,9 @@ struct Renderer {
 struct SessionStats {
   int turns = 0;
   int64_t reused = 0, prefilled = 0, generated = 0;
+  int64_t context = 0;  // tokens of the conversation after the last turn
   double last_ttft_ms = 0, decode_ms = 0;
-  int64_t decoded = 0;
+  int64_t decoded = 0;  // tokens after each turn's first (the decode rate's numerator)
 };
 
 Result<Renderer> make_renderer(const ChatArgs& a, const Tokenizer& tok, const GgufFile& gguf) {
@@ -183,17 +183,15 @@ int cmd_chat(int argc, char** argv) {
   if (!renderer) return fail("chat", renderer.error().message);
   const Renderer& rend = *renderer;
 
-  Sampler sampler(params, n_vocab, static_cast<int32_t>(eng.n_ctx()));
   std::vector<std::string> stops = a.sampling.stops;
   // End-of-turn markers of the format (detected from the Jinja template's text when there is one)
   // back up the model's end-of-generation tokens.
   for (const std::string& s : chat_format_stops(rend.format)) stops.push_back(s);
   const bool tty_in = isatty(0) != 0;
-  std::fprintf(stderr, "chat: format %s | sampler %s | seed %llu | simd %s | /help for commands\n",
-               rend.name().c_str(), describe(params).c_str(), static_cast<unsigned long long>(sampler.seed()),
-               kernels_simd_level());
+  const std::string seed = params.seed ? std::to_string(*params.seed) : std::string("random per turn");
+  std::fprintf(stderr, "chat: format %s | sampler %s | seed %s | simd %s | /help for commands\n",
+               rend.name().c_str(), describe(params).c_str(), seed.c_str(), kernels_simd_level());
 
-  const int seq = eng.new_sequence();
   std::vector<ChatMessage> messages;
   if (!a.system.empty()) messages.push_back({"system", a.system});
   SessionStats stats;
@@ -214,12 +212,13 @@ int cmd_chat(int argc, char** argv) {
       if (cmd == "/reset") {
         messages.clear();
         if (!a.system.empty()) messages.push_back({"system", a.system});
-        eng.truncate(seq, 0);
-        std::printf("[conversation reset; KV cache cleared]\n");
+        stats.context = 0;
+        std::printf("[conversation reset; the prefix cache keeps what other turns can share]\n");
       } else if (cmd == "/stats") {
-        std::printf("[stats: turns %d | messages %zu | KV cache %d/%lld tokens | reused %lld, prefilled %lld, "
+        std::printf("[stats: turns %d | messages %zu | context %lld/%lld tokens | reused %lld, prefilled %lld, "
                     "generated %lld tokens | last time to first token %.1f ms | decode %.1f tok/s]\n",
-                    stats.turns, messages.size(), eng.seq_len(seq), static_cast<long long>(eng.n_ctx()),
+                    stats.turns, messages.size(), static_cast<long long>(stats.context),
+                    static_cast<long long>(eng.context_limit()),
                     static_cast<long long>(stats.reused), static_cast<long long>(stats.prefilled),
                     static_cast<long long>(stats.generated), stats.last_ttft_ms,
                     stats.decode_ms > 0 ? stats.decoded / (stats.decode_ms / 1000.0) : 0.0);
@@ -257,48 +256,47 @@ int cmd_chat(int argc, char** argv) {
     if (tok.add_bos() && tok.bos() >= 0 && (tokens.empty() || tokens[0] != tok.bos()))
       tokens.insert(tokens.begin(), tok.bos());
     const int64_t n_tokens = static_cast<int64_t>(tokens.size());
-    if (n_tokens + 1 > eng.n_ctx()) {
+    const int64_t limit = eng.context_limit();
+    if (n_tokens + 1 > limit) {
       messages.pop_back();
       std::fprintf(stderr, "[error: the conversation is %lld tokens, %lld over the context of %lld; /reset or raise -c]\n",
-                  static_cast<long long>(n_tokens), static_cast<long long>(n_tokens + 1 - eng.n_ctx()),
-                  static_cast<long long>(eng.n_ctx()));
-      std::fflush(stdout);
+                   static_cast<long long>(n_tokens), static_cast<long long>(n_tokens + 1 - limit),
+                   static_cast<long long>(limit));
       continue;
     }
-    const auto t_start = Clock::now();
-    const int32_t reused = eng.keep_common_prefix(seq, tokens);
-    auto logits = eng.append(seq, tokens.data() + reused, n_tokens - reused);
-    if (!logits) return fail("chat", logits.error().message);
-    sampler.accept(std::vector<int32_t>(tokens.begin() + reused, tokens.end()));
-
-    GenerateOptions opt;
-    const int64_t room = eng.n_ctx() - n_tokens;
-    opt.n_predict = a.n_predict < 0 ? room : std::min(a.n_predict, room);
-    opt.to_context_end = a.n_predict < 0 || a.n_predict >= room;
-    opt.stops = stops;
-    opt.on_text = [](const std::string& s) {
-      std::fwrite(s.data(), 1, s.size(), stdout);
+    RequestParams rp;
+    rp.prompt = std::move(tokens);
+    rp.sampling = params;
+    rp.stop = stops;
+    rp.max_tokens = a.n_predict < 0 ? -1 : std::min(a.n_predict, limit - n_tokens);
+    RequestRun res;
+    auto id = submit_request(eng, std::move(rp), res, [](const TokenEvent& ev) {
+      std::fwrite(ev.text.data(), 1, ev.text.size(), stdout);
       std::fflush(stdout);
-    };
-    auto res = generate(eng, seq, tok, sampler, *logits, opt, t_start);
-    if (!res) return fail("chat", res.error().message);
+    });
+    if (!id) return fail("chat", id.error().message);
+    eng.run_until_idle();
+    if (Status st = request_status(res); !st) return fail("chat", st.error().message);
     std::fputc('\n', stdout);
     std::fflush(stdout);
-    messages.push_back({"assistant", res->text});
+    messages.push_back({"assistant", res.text});
 
+    const RequestStats& rs = res.stats;
     ++stats.turns;
-    stats.reused += reused;
-    stats.prefilled += n_tokens - reused;
-    stats.generated += static_cast<int64_t>(res->tokens.size());
-    stats.last_ttft_ms = res->ttft_ms;
-    stats.decode_ms += res->decode_ms;
-    stats.decoded += res->decoded;
-    const double tps = res->decode_ms > 0 ? res->decoded / (res->decode_ms / 1000.0) : 0.0;
+    stats.reused += rs.cached_tokens;
+    stats.prefilled += rs.computed_prompt_tokens;
+    stats.generated += rs.generated_tokens;
+    stats.context = n_tokens + rs.generated_tokens;
+    stats.last_ttft_ms = rs.ttft_ms;
+    stats.decode_ms += rs.decode_ms;
+    stats.decoded += std::max<int64_t>(rs.generated_tokens - 1, 0);
     std::fprintf(stderr,
-                 "[turn %d: %d tokens reused from the KV cache, %lld prefilled | time to first token %.1f ms | "
-                 "%zu tokens generated, %.1f tok/s | context %d/%lld | stop: %s]\n",
-                 stats.turns, reused, static_cast<long long>(n_tokens - reused), res->ttft_ms, res->tokens.size(),
-                 tps, eng.seq_len(seq), static_cast<long long>(eng.n_ctx()), res->stop_reason.c_str());
+                 "[turn %d: %lld tokens reused from the prefix cache, %lld prefilled | time to first token %.1f ms | "
+                 "%lld tokens generated, %.1f tok/s | context %lld/%lld | seed %llu | stop: %s]\n",
+                 stats.turns, static_cast<long long>(rs.cached_tokens), static_cast<long long>(rs.computed_prompt_tokens),
+                 rs.ttft_ms, static_cast<long long>(rs.generated_tokens), rs.decode_tokens_per_s,
+                 static_cast<long long>(stats.context), static_cast<long long>(limit),
+                 static_cast<unsigned long long>(rs.seed), finish_reason_name(res.reason));
   }
   return 0;
 }

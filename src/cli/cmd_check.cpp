@@ -35,26 +35,28 @@ struct RunSet {
   RunSetSummary summary;
 };
 
-// Runs the request `runs` times from the cached prompt (prefilled once; each run truncates the
-// sequence back to the prompt and starts from a copy of the prompt's last logits).
-Result<RunSet> run_set(Engine& eng, int seq, const Tokenizer& tok, SamplerParams params, bool fresh_seeds,
-                       int runs, const std::vector<int32_t>& prompt, const std::vector<float>& first_logits,
-                       int64_t n_predict, const std::vector<std::string>& stops) {
-  RunSet set;
+// Submits the request `runs` times at once (each with a fresh random seed unless one is fixed) and
+// runs them together; after the first admission the prompt's full blocks come from the prefix cache.
+Result<RunSet> run_set(Engine& eng, SamplerParams params, bool fresh_seeds, int runs,
+                       const std::vector<int32_t>& prompt, int64_t max_tokens, const std::vector<std::string>& stops) {
+  std::vector<RequestRun> out(static_cast<size_t>(runs));
   for (int r = 0; r < runs; ++r) {
     if (fresh_seeds) params.seed.reset();
-    Sampler sampler(params, eng.config().n_vocab, static_cast<int32_t>(eng.n_ctx()));
-    sampler.accept(prompt);
-    eng.truncate(seq, static_cast<int32_t>(prompt.size()));
-    GenerateOptions opt;
-    opt.n_predict = n_predict;
-    opt.stops = stops;
-    opt.want_entropy = true;
-    auto res = generate(eng, seq, tok, sampler, first_logits.data(), opt, std::chrono::steady_clock::now());
-    if (!res) return res.error();
-    set.records.push_back({res->tokens, res->entropies});
-    set.texts.push_back(res->text);
-    set.seeds.push_back(sampler.seed());
+    RequestParams rp;
+    rp.prompt = prompt;
+    rp.sampling = params;
+    rp.stop = stops;
+    rp.max_tokens = max_tokens;
+    rp.want_step_info = true;  // the entropy of each step
+    if (auto id = submit_request(eng, std::move(rp), out[static_cast<size_t>(r)]); !id) return id.error();
+  }
+  eng.run_until_idle();
+  RunSet set;
+  for (const RequestRun& run : out) {
+    NT_TRY(request_status(run));
+    set.records.push_back({run.tokens, run.entropies});
+    set.texts.push_back(run.text);
+    set.seeds.push_back(run.stats.seed);
   }
   set.summary = summarize_runs(set.records);
   return set;
@@ -122,22 +124,16 @@ int cmd_check(int argc, char** argv) {
   const int32_t n_vocab = eng.config().n_vocab;
   const SamplerParams& params = a.sampling.p;
   if (Status st = validate_for_vocab(params, n_vocab); !st) return fail("check", in_flag_words(st.error()).message);
-  auto plan = plan_prompt("check", *text, a.prompt, tok, a.n_predict, eng.n_ctx());
+  auto plan = plan_prompt("check", *text, a.prompt, tok, a.n_predict, eng.context_limit());
   if (!plan) return fail("check", plan.error().message);
-
-  const int seq = eng.new_sequence();
-  auto logits = eng.append(seq, plan->prompt.data(), static_cast<int64_t>(plan->prompt.size()));
-  if (!logits) return fail("check", logits.error().message);
-  const std::vector<float> first_logits(*logits, *logits + n_vocab);
+  const int64_t max_tokens = a.n_predict < 0 ? -1 : plan->n_predict;
 
   const bool fixed_seed = params.seed.has_value();
-  auto sampled = run_set(eng, seq, tok, params, !fixed_seed, a.runs, plan->prompt, first_logits, plan->n_predict,
-                         a.sampling.stops);
+  auto sampled = run_set(eng, params, !fixed_seed, a.runs, plan->prompt, max_tokens, a.sampling.stops);
   if (!sampled) return fail("check", sampled.error().message);
   SamplerParams greedy_params = params;
   greedy_params.temp = 0.0f;
-  auto greedy = run_set(eng, seq, tok, greedy_params, !fixed_seed, a.runs, plan->prompt, first_logits,
-                        plan->n_predict, a.sampling.stops);
+  auto greedy = run_set(eng, greedy_params, !fixed_seed, a.runs, plan->prompt, max_tokens, a.sampling.stops);
   if (!greedy) return fail("check", greedy.error().message);
 
   CheckFacts facts;

@@ -31,7 +31,6 @@ struct RunArgs {
   int n_probs = 5;
 };
 
-using Clock = std::chrono::steady_clock;
 
 // Valid UTF-8 or null (the golden format gives null and the hex bytes otherwise).
 nlohmann::json piece_json(const std::string& s) {
@@ -92,71 +91,68 @@ int cmd_run(int argc, char** argv) {
   const int32_t n_vocab = eng.config().n_vocab;
   const SamplerParams& params = a.sampling.p;
   if (Status st = validate_for_vocab(params, n_vocab); !st) return fail("run", in_flag_words(st.error()).message);
-  auto plan = plan_prompt("run", *text, a.prompt, tok, a.n_predict, eng.n_ctx());
+  auto plan = plan_prompt("run", *text, a.prompt, tok, a.n_predict, eng.context_limit());
   if (!plan) return fail("run", plan.error().message);
   const std::vector<int32_t>& prompt = plan->prompt;
 
-  Sampler sampler(params, n_vocab, static_cast<int32_t>(eng.n_ctx()));
-  sampler.accept(prompt);  // penalties look back over the prompt too
-
-  const int seq = eng.new_sequence();
-  const auto t_start = Clock::now();
-  auto logits = eng.append(seq, prompt.data(), static_cast<int64_t>(prompt.size()));
-  if (!logits) return fail("run", logits.error().message);
-  const double prefill_ms = ms_between(t_start, Clock::now());
+  RequestParams rp;
+  rp.prompt = prompt;
+  rp.sampling = params;
+  rp.stop = a.sampling.stops;
+  rp.max_tokens = a.n_predict < 0 ? -1 : plan->n_predict;
+  rp.n_top_logits = a.json ? a.top_logits : 0;
+  rp.want_step_info = a.show_probs;
+  rp.n_step_top = a.show_probs ? a.n_probs : 0;
 
   nlohmann::json steps = nlohmann::json::array();
   const bool tty = stdout_is_tty();
-  GenerateOptions opt;
-  opt.n_predict = plan->n_predict;
-  opt.to_context_end = a.n_predict < 0;
-  opt.stops = a.sampling.stops;
-  opt.n_top = a.show_probs ? static_cast<size_t>(a.n_probs) : 0;
   int64_t step_index = 0;
+  std::function<void(const TokenEvent&)> print;
   if (a.json) {
     // Golden format: each step's token, piece and the K highest raw logits (+ probs on request).
-    opt.on_token = [&](int32_t next, const float* lg) {
+    print = [&](const TokenEvent& ev) {
+      if (ev.token < 0) return;
       nlohmann::json top = nlohmann::json::array();
-      for (int32_t id : top_k_indices(lg, n_vocab, a.top_logits)) top.push_back({id, lg[id]});
-      const std::string piece = tok.token_to_piece(next);
-      nlohmann::json st = {{"token", next}, {"piece", piece_json(piece)}, {"top", top}};
+      for (const TokenLogit& t : ev.top_logits) top.push_back({t.token, t.logit});
+      const std::string piece = tok.token_to_piece(ev.token);
+      nlohmann::json st = {{"token", ev.token}, {"piece", piece_json(piece)}, {"top", top}};
       if (st["piece"].is_null()) st["hex"] = to_hex(piece);
+      if (a.show_probs) {
+        st["prob"] = ev.step.prob;
+        st["entropy"] = ev.step.entropy;
+        nlohmann::json probs = nlohmann::json::array();
+        for (const TokenProb& t : ev.step.top) probs.push_back({t.token, t.prob});
+        st["probs"] = std::move(probs);
+      }
       steps.push_back(std::move(st));
     };
-    if (a.show_probs) {
-      opt.on_step = [&](const StepInfo& s) {
-        nlohmann::json& st = steps.back();  // on_token ran first for this step
-        st["prob"] = s.prob;
-        st["entropy"] = s.entropy;
-        nlohmann::json probs = nlohmann::json::array();
-        for (const TokenProb& t : s.top) probs.push_back({t.token, t.prob});
-        st["probs"] = std::move(probs);
-      };
-    }
   } else if (a.show_probs) {
-    opt.on_step = [&](const StepInfo& s) {
-      std::printf("%s\n", format_step(tok, step_index++, s, tty).c_str());
+    print = [&](const TokenEvent& ev) {
+      if (ev.token < 0) return;
+      std::printf("%s\n", format_step(tok, step_index++, ev.step, tty).c_str());
       std::fflush(stdout);
     };
   } else {
-    opt.on_text = [](const std::string& s) {
-      std::fwrite(s.data(), 1, s.size(), stdout);
+    print = [](const TokenEvent& ev) {
+      std::fwrite(ev.text.data(), 1, ev.text.size(), stdout);
       std::fflush(stdout);
     };
   }
-  auto gen = generate(eng, seq, tok, sampler, *logits, opt, t_start);
-  if (!gen) return fail("run", gen.error().message);
-  const GenerateResult& res = *gen;
+  RequestRun res;
+  if (auto id = submit_request(eng, std::move(rp), res, print); !id) return fail("run", id.error().message);
+  eng.run_until_idle();
+  if (Status st = request_status(res); !st) return fail("run", st.error().message);
   if (!a.json) {
     if (a.show_probs) std::printf("\n%s", res.text.c_str());
     std::fputc('\n', stdout);
     std::fflush(stdout);  // the text before the stats line when both go to one terminal
   }
 
-  const double prefill_tps = prompt.size() / (prefill_ms / 1000.0);
-  const EngineCounters& cnt = eng.counters();
-  const double decode_tps = cnt.decode_tokens > 0 ? cnt.decode_tokens / cnt.decode_seconds : 0.0;
-  const size_t kv_used = eng.kv_bytes_for(eng.seq_len(seq));
+  const RequestStats& rs = res.stats;
+  const double prefill_tps = rs.prefill_ms > 0 ? rs.computed_prompt_tokens / (rs.prefill_ms / 1000.0) : 0.0;
+  // The last token needs no forward pass: the KV cache holds the prompt and all but one generated token.
+  const size_t kv_used = eng.kv_bytes_for(int64_t(prompt.size()) + std::max<int64_t>(rs.generated_tokens - 1, 0));
+  const std::string stop = finish_reason_name(res.reason);
   const std::string trunc = plan->dropped > 0
                                 ? str_printf("yes (%lld prompt tokens dropped, --truncate %s)",
                                              static_cast<long long>(plan->dropped), a.prompt.truncate.c_str())
@@ -168,30 +164,31 @@ int cmd_run(int argc, char** argv) {
     j["steps"] = std::move(steps);
     j["text"] = piece_json(res.text);
     j["stats"] = {{"prompt_tokens", prompt.size()},
+                  {"cached_prompt_tokens", rs.cached_tokens},
                   {"generated_tokens", res.tokens.size()},
-                  {"ttft_ms", res.ttft_ms},
+                  {"ttft_ms", rs.ttft_ms},
                   {"prefill_tokens_per_s", prefill_tps},
-                  {"decode_tokens_per_s", decode_tps},
+                  {"decode_tokens_per_s", rs.decode_tokens_per_s},
                   {"kv_cache_bytes_used", kv_used},
                   {"kv_cache_bytes_allocated", eng.kv_bytes()},
                   {"n_ctx", eng.n_ctx()},
                   {"truncated", plan->dropped > 0},
                   {"truncated_tokens", plan->dropped},
-                  {"seed", sampler.seed()},
+                  {"seed", rs.seed},
                   {"simd", kernels_simd_level()},
                   {"sampler", describe(params)},
-                  {"stop_reason", res.stop_reason}};
+                  {"stop_reason", stop}};
     std::puts(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
   } else {
     std::fprintf(stderr,
                  "\nprompt: %s | time to first token: %.1f ms | prefill: %.1f tok/s | decode: %.1f tok/s "
                  "(%s, %.0f ms) | KV cache: %s used of %s | truncated: %s\n"
                  "sampler: %s | seed: %llu | simd: %s | stop: %s\n",
-                 plural(int64_t(prompt.size()), "token", "tokens").c_str(), res.ttft_ms, prefill_tps, decode_tps,
-                 plural(int64_t(res.tokens.size()), "token", "tokens").c_str(), res.decode_ms,
+                 plural(int64_t(prompt.size()), "token", "tokens").c_str(), rs.ttft_ms, prefill_tps,
+                 rs.decode_tokens_per_s, plural(int64_t(res.tokens.size()), "token", "tokens").c_str(), rs.decode_ms,
                  format_bytes(kv_used).c_str(), format_bytes(eng.kv_bytes()).c_str(), trunc.c_str(),
-                 describe(params).c_str(), static_cast<unsigned long long>(sampler.seed()), kernels_simd_level(),
-                 res.stop_reason.c_str());
+                 describe(params).c_str(), static_cast<unsigned long long>(rs.seed), kernels_simd_level(),
+                 stop.c_str());
   }
   return 0;
 }

@@ -19,7 +19,7 @@ std::vector<std::string> normalize_args(int argc, char** argv) {
   static const std::map<std::string, std::string> kLong = {
       {"-ctk", "--cache-type-k"}, {"-ctv", "--cache-type-v"}, {"-hf", "--hf-repo"},
       {"-hff", "--hf-file"},      {"-ngl", "--n-gpu-layers"}, {"-fa", "--flash-attn"},
-      {"-tb", "--threads-batch"}, {"-ub", "--ubatch-size"},
+      {"-tb", "--threads-batch"}, {"-ub", "--ubatch-size"}, {"-np", "--parallel"},
   };
   std::vector<std::string> out;
   out.reserve(static_cast<size_t>(argc));

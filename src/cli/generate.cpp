@@ -6,15 +6,9 @@
 #include <cstdlib>
 
 #include "core/strings.h"
-#include "sampling/stop_strings.h"
 
 namespace nt::cli {
 
-using Clock = std::chrono::steady_clock;
-
-double ms_between(Clock::time_point a, Clock::time_point b) {
-  return std::chrono::duration<double, std::milli>(b - a).count();
-}
 
 void add_sampling_options(CLI::App& app, SamplingArgs& a) {
   SamplerParams& p = a.p;
@@ -89,60 +83,29 @@ Status check_n_predict(int64_t n, int64_t min) {
                     static_cast<long long>(n));
 }
 
-Result<GenerateResult> generate(Engine& eng, int seq, const Tokenizer& tok, Sampler& sampler,
-                                const float* logits, const GenerateOptions& opt,
-                                Clock::time_point t_start) {
-  GenerateResult r;
-  StopMatcher stops(opt.stops);
-  StreamDecoder stream(tok);
-  const bool want_info = opt.n_top > 0 || opt.want_entropy;
-  StepInfo info;
-  auto emit = [&](const std::string& s) {
-    if (s.empty()) return;
-    r.text += s;
-    if (opt.on_text) opt.on_text(s);
-  };
-  r.stop_reason = "length";
-  for (int64_t i = 0; i < opt.n_predict; ++i) {
-    const int32_t next = sampler.sample({logits, static_cast<size_t>(eng.config().n_vocab)},
-                                        want_info ? &info : nullptr, opt.n_top);
-    if (i == 0) r.ttft_ms = ms_between(t_start, Clock::now());
-    sampler.accept(next);
-    r.tokens.push_back(next);
-    if (opt.on_token) opt.on_token(next, logits);
-    if (want_info) {
-      r.entropies.push_back(info.entropy);
-      if (opt.on_step) opt.on_step(info);
+Result<RequestId> submit_request(Engine& eng, RequestParams params, RequestRun& into,
+                                 std::function<void(const TokenEvent&)> each) {
+  return eng.submit(std::move(params), [&into, each = std::move(each)](const TokenEvent& ev) {
+    if (ev.token >= 0) {
+      into.tokens.push_back(ev.token);
+      into.entropies.push_back(ev.step.entropy);
     }
-    if (tok.is_eog(next)) {
-      r.stop_reason = "eog";
-      break;
+    into.text += ev.text;
+    if (ev.finished) {
+      into.finished = true;
+      into.reason = ev.finish_reason;
+      into.error = ev.error;
+      into.stats = ev.stats;
     }
-    emit(stops.push(stream.push(next)));
-    if (stops.stopped()) {
-      r.stop_reason = "stop";
-      break;
-    }
-    if (i + 1 == opt.n_predict) {  // the last token needs no evaluation
-      if (opt.to_context_end) r.stop_reason = "context";
-      break;
-    }
-    if (eng.seq_len(seq) >= eng.n_ctx()) {
-      r.stop_reason = "context";
-      break;
-    }
-    const auto t0 = Clock::now();
-    auto next_logits = eng.append(seq, &next, 1);
-    r.decode_ms += ms_between(t0, Clock::now());
-    if (!next_logits) return next_logits.error();
-    ++r.decoded;
-    logits = *next_logits;
-  }
-  if (!stops.stopped()) emit(stops.push(stream.flush()));
-  if (!stops.stopped()) emit(stops.flush());
-  return r;
+    if (each) each(ev);
+  });
 }
 
+Status request_status(const RequestRun& run) {
+  if (!run.finished) return make_error(ErrorKind::Internal, "the request did not finish");
+  if (run.reason == FinishReason::Error) return run.error;
+  return {};
+}
 
 std::string format_step(const Tokenizer& tok, int64_t index, const StepInfo& s, bool color) {
   const std::string chosen = "'" + visible_piece(tok.token_to_piece(s.token)) + "'";

@@ -1,11 +1,10 @@
-// cli/generate.h — the decode loop shared by run, chat and check: sample from the logits, stop at
-// end-of-generation tokens, -n, a full context or a --stop string (matched across token
-// boundaries, never emitted), and stream the printable text. Also the sampling flags every
-// generating command shares (llama.cpp's names and defaults) and --show-probs formatting.
-// Must not know: how the prompt was built (the caller prefilled it), terminals beyond colors.
+// cli/generate.h — what run, chat and check share as clients of the engine: the sampling flags
+// (llama.cpp's names and defaults) and their checks, submitting a request and recording its
+// events, and --show-probs formatting. The request loop itself (sample, stop strings, end of
+// generation, -n, a full context) is the engine's.
+// Must not know: how the prompt was built, terminals beyond colors.
 #pragma once
 
-#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -38,41 +37,26 @@ Status check_n_predict(int64_t n, int64_t min = 0);
 // "-1" -> none (random), else the whole unsigned 64-bit range.
 Result<std::optional<uint64_t>> parse_seed(const std::string& s);
 
-struct GenerateOptions {
-  int64_t n_predict = 0;           // max tokens to generate (resolved, >= 0)
-  bool to_context_end = false;     // n_predict is the room left in the context (-n -1)
-  std::vector<std::string> stops;  // stop strings
-  size_t n_top = 0;                // > 0: fill StepInfo.top for each step (for --show-probs)
-  bool want_entropy = false;       // fill entropies (costs a softmax per step)
-  // Printable text as it becomes safe to print (stop strings held back).
-  std::function<void(const std::string&)> on_text;
-  // Each sampled token with its step info (only when n_top > 0 or want_entropy).
-  std::function<void(const StepInfo&)> on_step;
-  // Each sampled token with the raw logits it was sampled from ([n_vocab], valid during the call).
-  std::function<void(int32_t token, const float* logits)> on_token;
+// What a command keeps of one request's events (the engine runs the request; the CLI only
+// submits it and prints).
+struct RequestRun {
+  std::vector<int32_t> tokens;     // every sampled token, a final end-of-generation token included
+  std::vector<double> entropies;   // per token, bits (when the request wanted step info)
+  std::string text;                // the printable text (never a stop string)
+  bool finished = false;
+  FinishReason reason = FinishReason::Length;
+  Error error;
+  RequestStats stats;
 };
-
-struct GenerateResult {
-  std::vector<int32_t> tokens;     // sampled tokens, including a final EOG token
-  std::vector<double> entropies;   // per step, bits (when want_entropy)
-  std::string text;                // the printable text (without any stop string)
-  std::string stop_reason;         // "eog", "stop", "length" (-n reached), "context" (context full)
-  double ttft_ms = 0;              // from `t_start` (given by the caller) to the first token
-  double decode_ms = 0;            // time spent in decode forward passes
-  int64_t decoded = 0;             // tokens evaluated by decode forward passes
-};
-
-// `logits` are the last prompt token's logits (from the caller's prefill); `t_start` is when the
-// request began (for time to first token). Generated tokens are appended to `seq` (all but the
-// last, which needs no evaluation) and accepted into the sampler's penalty window.
-Result<GenerateResult> generate(Engine& eng, int seq, const Tokenizer& tok, Sampler& sampler,
-                                const float* logits, const GenerateOptions& opt,
-                                std::chrono::steady_clock::time_point t_start);
+// Submits `params`; each event is recorded in `into` and then passed to `each` (may be empty).
+// The caller runs the engine (run_until_idle) and checks into.finished / into.reason.
+Result<RequestId> submit_request(Engine& eng, RequestParams params, RequestRun& into,
+                                 std::function<void(const TokenEvent&)> each = {});
+// The error a finished request ended with, if it ended with one.
+Status request_status(const RequestRun& run);
 
 // One --show-probs line: "[  3] ' there'  p=0.823  H=1.02 bits | ' there' 0.823 | ' a' 0.102";
 // the chosen token is colored by confidence when `color`.
 std::string format_step(const Tokenizer& tok, int64_t index, const StepInfo& s, bool color);
-
-double ms_between(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b);
 
 }  // namespace nt::cli

@@ -14,7 +14,10 @@ void add_engine_options(CLI::App& app, EngineArgs& a) {
   app.add_option("-t,--threads", a.n_threads, "compute threads; 0 = all physical cores (default 0)");
   app.add_option("-c,--ctx-size", a.n_ctx, "KV-cache size in tokens; 0 = the training context, capped by memory "
                  "(default 0)");
-  app.add_option("-b,--batch-size", a.n_batch, "prefill chunk: max tokens per forward pass, 1 to 65536 (default 512)");
+  app.add_option("-b,--batch-size", a.n_batch,
+                 "tokens per engine step (one forward pass: prompt chunks and decode tokens), 1 to 65536 "
+                 "(default 512)");
+  app.add_option("--parallel", a.n_parallel, "-np: requests run at once; more wait (default 8)");
   const std::string types = kv_cache_type_names();
   app.add_option("--cache-type-k", a.cache_type_k, "-ctk: KV cache type for K: " + types + " (default " + a.cache_type_k + ")");
   app.add_option("--cache-type-v", a.cache_type_v, "-ctv: KV cache type for V: " + types + " (default " + a.cache_type_v + ")");
@@ -24,6 +27,7 @@ Status check_engine_args(const EngineArgs& a) {
   NT_TRY(check_threads("-t", a.n_threads));
   NT_TRY(check_range("-c", a.n_ctx, 0, int64_t(1) << 30));
   NT_TRY(check_range("-b", a.n_batch, 1, 65536));
+  NT_TRY(check_range("-np", a.n_parallel, 1, 4096));
   NT_TRY(parse_kv_cache_type(a.cache_type_k));
   NT_TRY(parse_kv_cache_type(a.cache_type_v));
   return {};
@@ -41,6 +45,7 @@ Result<LoadedModel> load_model(const ModelArgs& m, const EngineArgs& e, bool qui
   opt.n_threads = e.n_threads;
   opt.n_ctx = e.n_ctx;
   opt.n_batch = e.n_batch;
+  opt.n_parallel = e.n_parallel;
   auto ck = parse_kv_cache_type(e.cache_type_k);
   if (!ck) return ck.error();
   auto cv = parse_kv_cache_type(e.cache_type_v);
@@ -48,9 +53,9 @@ Result<LoadedModel> load_model(const ModelArgs& m, const EngineArgs& e, bool qui
   opt.cache_k = *ck;
   opt.cache_v = *cv;
   const uint64_t wbytes = (*model)->weight_bytes();
-  auto eng = Engine::create(std::move(*model), opt);
+  auto eng = Engine::create(std::move(*model), opt, tok->get());
   if (!eng) return eng.error();
-  LoadedModel lm{*path, std::move(*eng), std::move(*tok)};
+  LoadedModel lm{*path, std::move(*tok), std::move(*eng)};
   if (!quiet) {
     const ModelConfig& c = lm.engine->config();
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -65,16 +70,6 @@ Result<LoadedModel> load_model(const ModelArgs& m, const EngineArgs& e, bool qui
                  kernels_simd_level());
   }
   return lm;
-}
-
-std::vector<int32_t> top_k_indices(const float* logits, int32_t n_vocab, int32_t k) {
-  k = std::min(k, n_vocab);
-  std::vector<int32_t> idx(static_cast<size_t>(n_vocab));
-  std::iota(idx.begin(), idx.end(), 0);
-  auto better = [&](int32_t a, int32_t b) { return logits[a] > logits[b] || (logits[a] == logits[b] && a < b); };
-  std::partial_sort(idx.begin(), idx.begin() + k, idx.end(), better);
-  idx.resize(static_cast<size_t>(k));
-  return idx;
 }
 
 }  // namespace nt::cli

@@ -15,6 +15,7 @@ struct EngineArgs {
   int n_threads = 0;
   int64_t n_ctx = 0;
   int n_batch = 512;
+  int n_parallel = 8;
   std::string cache_type_k = "f16";
   std::string cache_type_v = "f16";
 };
@@ -25,13 +26,10 @@ Status check_engine_args(const EngineArgs& a);
 
 struct LoadedModel {
   std::string path;
+  std::unique_ptr<Tokenizer> tokenizer;  // declared first: the engine uses it until destroyed
   std::unique_ptr<Engine> engine;
-  std::unique_ptr<Tokenizer> tokenizer;
 };
 // Loads model, tokenizer and engine; logs a one-line summary to stderr unless quiet.
 Result<LoadedModel> load_model(const ModelArgs& m, const EngineArgs& e, bool quiet);
-
-// Indices of the k largest logits, highest first (ties: lower id first).
-std::vector<int32_t> top_k_indices(const float* logits, int32_t n_vocab, int32_t k);
 
 }  // namespace nt::cli

@@ -58,14 +58,6 @@ struct EngineStats {
   int64_t preemptions = 0;
 };
 
-// Tokens processed and time spent by the low-level path (old API, removed when the CLI is converted).
-struct EngineCounters {
-  int64_t prefill_tokens = 0;
-  double prefill_seconds = 0;
-  int64_t decode_tokens = 0;
-  double decode_seconds = 0;
-};
-
 class Engine {
  public:
   // `tok` (may be null: then events carry no text, there is no end-of-generation token and stop
@@ -130,16 +122,6 @@ class Engine {
   };
   Result<const float*> eval_batch(const std::vector<SeqInput>& inputs);
 
-  // --- Old API, removed when the CLI is converted (the prefix cache replaces keep_common_prefix).
-  int new_sequence() { return new_seq(); }
-  void free_sequence(int seq) { free_seq(seq); }
-  Result<const float*> append(int seq, const int32_t* tokens, int64_t n) { return eval(seq, tokens, n); }
-  Result<const float*> step(const std::vector<SeqInput>& inputs) { return eval_batch(inputs); }
-  const std::vector<int32_t>& seq_tokens(int seq) const;
-  int32_t keep_common_prefix(int seq, const std::vector<int32_t>& tokens);
-  void truncate(int seq, int32_t n);
-  EngineCounters& counters() { return counters_; }
-
  private:
   Engine(std::unique_ptr<ForwardModel> model, const Tokenizer* tok, std::unique_ptr<KvCacheManager> kv,
          int n_threads, int64_t n_ctx, const EngineOptions& opt);
@@ -177,7 +159,7 @@ class Engine {
 
   // Low-level path.
   std::vector<std::vector<int32_t>> ll_tokens_;  // per seq id: tokens whose K/V are cached
-  EngineCounters counters_;
+  void ll_truncate(int seq, int32_t n);
 };
 
 // MemAvailable from /proc/meminfo in bytes (0 if unknown).

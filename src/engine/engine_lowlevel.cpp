@@ -1,7 +1,5 @@
-// engine/engine_lowlevel.cpp — the Engine's sequences outside the scheduler (bench, model tests)
-// and the old token-append API kept until the CLI submits requests.
+// engine/engine_lowlevel.cpp — the Engine's sequences outside the scheduler (bench, model tests).
 #include <algorithm>
-#include <chrono>
 
 #include "core/check.h"
 #include "core/strings.h"
@@ -21,22 +19,10 @@ void Engine::free_seq(int seq) {
   ll_tokens_.at(static_cast<size_t>(seq)).clear();
 }
 
-const std::vector<int32_t>& Engine::seq_tokens(int seq) const { return ll_tokens_.at(static_cast<size_t>(seq)); }
-
-void Engine::truncate(int seq, int32_t n) {
+void Engine::ll_truncate(int seq, int32_t n) {
   kv_->truncate(seq, std::min(n, kv_->seq_len(seq)));
   auto& t = ll_tokens_.at(static_cast<size_t>(seq));
   if (static_cast<int64_t>(t.size()) > n) t.resize(static_cast<size_t>(std::max(n, 0)));
-}
-
-int32_t Engine::keep_common_prefix(int seq, const std::vector<int32_t>& tokens) {
-  const auto& have = ll_tokens_.at(static_cast<size_t>(seq));
-  size_t n = 0;
-  while (n < have.size() && n < tokens.size() && have[n] == tokens[n]) ++n;
-  // At least one token of the new input is evaluated, to produce its logits.
-  if (n == tokens.size() && n > 0) --n;
-  truncate(seq, static_cast<int32_t>(n));
-  return static_cast<int32_t>(n);
 }
 
 Result<const float*> Engine::eval(int seq, const int32_t* tokens, int64_t n) {
@@ -47,7 +33,7 @@ Result<const float*> Engine::eval(int seq, const int32_t* tokens, int64_t n) {
     const int64_t chunk = std::min<int64_t>(n_batch_, n - done);
     auto r = eval_batch({SeqInput{seq, tokens + done, chunk, done + chunk == n}});
     if (!r) {
-      truncate(seq, start_len);
+      ll_truncate(seq, start_len);
       return r.error();
     }
     last = *r;
@@ -57,7 +43,6 @@ Result<const float*> Engine::eval(int seq, const int32_t* tokens, int64_t n) {
 }
 
 Result<const float*> Engine::eval_batch(const std::vector<SeqInput>& inputs) {
-  const auto t0 = std::chrono::steady_clock::now();
   auto release = [&] {  // drops the reservations made so far
     for (const auto& u : inputs) kv_->truncate(u.seq, kv_->seq_len(u.seq));
   };
@@ -82,20 +67,10 @@ Result<const float*> Engine::eval_batch(const std::vector<SeqInput>& inputs) {
     release();
     return st.error();
   }
-  int64_t n_tok = 0;
   for (const auto& in : inputs) {
     auto& hist = ll_tokens_.at(static_cast<size_t>(in.seq));
     hist.insert(hist.end(), in.tokens, in.tokens + in.n);
     kv_->commit(in.seq, hist, static_cast<int32_t>(in.n));
-    n_tok += in.n;
-  }
-  const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (n_tok == static_cast<int64_t>(inputs.size())) {
-    counters_.decode_tokens += n_tok;
-    counters_.decode_seconds += dt;
-  } else {
-    counters_.prefill_tokens += n_tok;
-    counters_.prefill_seconds += dt;
   }
   return static_cast<const float*>(logits_.data());
 }

@@ -54,17 +54,17 @@ std::unique_ptr<Engine> engine_for(const std::string& path, int threads, int n_b
 std::vector<float> engine_logits(Engine& e, const std::vector<int32_t>& toks, int prefill_len) {
   const int n_vocab = e.config().n_vocab;
   std::vector<float> out;
-  int seq = e.new_sequence();
+  int seq = e.new_seq();
   // Prefill yields only the last logits; check per-position logits through one-token appends.
-  auto r = e.append(seq, toks.data(), prefill_len);
+  auto r = e.eval(seq, toks.data(), prefill_len);
   EXPECT_TRUE(r.ok());
   out.insert(out.end(), *r, *r + n_vocab);
   for (size_t i = size_t(prefill_len); i < toks.size(); ++i) {
-    auto s = e.append(seq, &toks[i], 1);
+    auto s = e.eval(seq, &toks[i], 1);
     EXPECT_TRUE(s.ok());
     out.insert(out.end(), *s, *s + n_vocab);
   }
-  e.free_sequence(seq);
+  e.free_seq(seq);
   return out;
 }
 
@@ -122,10 +122,10 @@ TEST(Forward, MultiSequenceDecodeStepMatchesSeparateRuns) {
   std::vector<int32_t> a = {1, 2, 3, 4, 5, 6}, b = {9, 8, 7, 6};
   auto la = engine_logits(*e, a, 5);  // the logits after 5 tokens, then after the 6th
   auto lb = engine_logits(*e, b, 3);
-  int sa = e->new_sequence(), sb = e->new_sequence();
-  ASSERT_TRUE(e->append(sa, a.data(), 5).ok());
-  ASSERT_TRUE(e->append(sb, b.data(), 3).ok());
-  auto r = e->step({{sa, a.data() + 5, 1, true}, {sb, b.data() + 3, 1, true}});
+  int sa = e->new_seq(), sb = e->new_seq();
+  ASSERT_TRUE(e->eval(sa, a.data(), 5).ok());
+  ASSERT_TRUE(e->eval(sb, b.data(), 3).ok());
+  auto r = e->eval_batch({{sa, a.data() + 5, 1, true}, {sb, b.data() + 3, 1, true}});
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(0, std::memcmp(*r, la.data() + V, size_t(V) * sizeof(float)));
   EXPECT_EQ(0, std::memcmp(*r + V, lb.data() + V, size_t(V) * sizeof(float)));
@@ -139,8 +139,8 @@ TEST(Forward, MultiSequenceBatchMatchesSeparateRuns) {
   std::vector<int32_t> a = {1, 2, 3, 4, 5}, b = {9, 8, 7};
   auto la = engine_logits(*e, a, 5);
   auto lb = engine_logits(*e, b, 3);
-  int sa = e->new_sequence(), sb = e->new_sequence();
-  auto r = e->step({{sa, a.data(), 5, true}, {sb, b.data(), 3, true}});
+  int sa = e->new_seq(), sb = e->new_seq();
+  auto r = e->eval_batch({{sa, a.data(), 5, true}, {sb, b.data(), 3, true}});
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(0, std::memcmp(*r, la.data(), size_t(V) * sizeof(float)));
   EXPECT_EQ(0, std::memcmp(*r + V, lb.data(), size_t(V) * sizeof(float)));
@@ -153,29 +153,13 @@ TEST(Forward, ContextOverflowIsAnErrorNotAWrap) {
   auto e = engine_for(f.path, 1, 64, DType::F16);
   ASSERT_TRUE(e);
   std::vector<int32_t> toks(e->n_ctx() + 1, 5);
-  int s = e->new_sequence();
-  auto r = e->append(s, toks.data(), static_cast<int64_t>(toks.size()));
+  int s = e->new_seq();
+  auto r = e->eval(s, toks.data(), static_cast<int64_t>(toks.size()));
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message.find("KV cache full"), std::string::npos) << r.error().message;
   EXPECT_EQ(e->seq_len(s), 0);  // nothing half-written is kept
-  auto ok = e->append(s, toks.data(), 10);
+  auto ok = e->eval(s, toks.data(), 10);
   EXPECT_TRUE(ok.ok());
-}
-
-TEST(Forward, PrefixReuseKeepsCommonTokens) {
-  Fixture f = make("llama", 16);
-  auto e = engine_for(f.path, 1, 64, DType::F16);
-  ASSERT_TRUE(e);
-  int s = e->new_sequence();
-  std::vector<int32_t> turn1 = {1, 4, 5, 6, 7};
-  ASSERT_TRUE(e->append(s, turn1.data(), 5).ok());
-  std::vector<int32_t> turn2 = {1, 4, 5, 6, 7, 8, 9};
-  EXPECT_EQ(e->keep_common_prefix(s, turn2), 5);
-  std::vector<int32_t> same = turn1;
-  EXPECT_EQ(e->keep_common_prefix(s, same), 4);  // the last token is recomputed for its logits
-  std::vector<int32_t> other = {1, 4, 99};
-  EXPECT_EQ(e->keep_common_prefix(s, other), 2);
-  EXPECT_EQ(e->seq_len(s), 2);
 }
 
 std::string write_header_only(const std::string& arch, const std::string& name) {
