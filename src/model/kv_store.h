@@ -29,7 +29,7 @@ struct KvLayout {
   int head_dim = 0;
   DType k_type = DType::F16;
   DType v_type = DType::F16;
-  int block_size = 64;  // tokens per cache block (the paging unit)
+  int block_size = 32;  // tokens per cache block: the paging unit and the prefix cache's sharing unit
 
   int64_t row_elems() const { return int64_t(n_head_kv) * head_dim; }  // one token, one layer
   size_t k_row_bytes() const { return dtype_row_bytes(k_type, static_cast<uint64_t>(row_elems())); }
