@@ -117,20 +117,6 @@ KvRowOps kv_row_ops_scalar() { return {dot_scalar, axpy_scalar}; }
 
 }  // namespace detail
 
-namespace {
-
-// The K or V row of position pos (< the spans' total), `off` bytes in.
-const uint8_t* row_at(const KvSpan* spans, int n_spans, int32_t pos, bool v, size_t row_bytes, size_t off) {
-  for (int s = 0; s < n_spans; ++s) {
-    if (pos < spans[s].n) return (v ? spans[s].v : spans[s].k) + static_cast<size_t>(pos) * row_bytes + off;
-    pos -= spans[s].n;
-  }
-  NT_CHECK(false);  // callers keep pos below the cached positions
-  return nullptr;
-}
-
-}  // namespace
-
 void attention(const float* q, int n_head, int n_head_kv, int head_dim, int head_begin, int head_end,
                DType k_type, size_t k_row_bytes, DType v_type, size_t v_row_bytes, const KvSpan* spans,
                int n_spans, int32_t n_kv, float scale, float* out) {
@@ -168,6 +154,17 @@ void attention_block(const float* q, int64_t ldq, int n_q, const int32_t* n_kv, 
   NT_CHECK(run >= 1 && run <= kMaxRun);
   thread_local std::vector<float> scores;
   if (scores.size() < static_cast<size_t>(n_max) * kMaxRun) scores.resize(static_cast<size_t>(n_max) * kMaxRun);
+  // The span holding position n_common, found once: each token's later positions walk on from it.
+  int s_common = 0;
+  int32_t base_common = 0;
+  while (s_common < n_spans && base_common + spans[s_common].n <= n_common) base_common += spans[s_common++].n;
+  auto row_from = [&](int& s, int32_t& base, int32_t pos, bool v, size_t row_bytes, size_t off) {
+    while (pos >= base + spans[s].n) {
+      base += spans[s++].n;
+      NT_CHECK(s < n_spans);  // callers keep pos below the cached positions
+    }
+    return (v ? spans[s].v : spans[s].k) + static_cast<size_t>(pos - base) * row_bytes + off;
+  };
   if (fast.scores && fast.weighted && n_common > 0) {
     for (int h0 = head_begin; h0 < head_end;) {
       const int kvh = h0 / group;
@@ -191,8 +188,10 @@ void attention_block(const float* q, int64_t ldq, int n_q, const int32_t* n_kv, 
         }
         fast.scores(spans, n_spans, n_common, k_row_bytes, k_off, qs, n_run, scale, sc, mx);
         for (int g = 0; g < n_run; ++g) {
+          int cs = s_common;
+          int32_t cbase = base_common;
           for (int32_t pos = n_common; pos < n_kv[tok[g]]; ++pos) {
-            const float s = ops.dot(k_type, row_at(spans, n_spans, pos, false, k_row_bytes, k_off), qs[g], head_dim) * scale;
+            const float s = ops.dot(k_type, row_from(cs, cbase, pos, false, k_row_bytes, k_off), qs[g], head_dim) * scale;
             sc[g][pos] = s;
             mx[g] = s > mx[g] ? s : mx[g];
           }
@@ -200,8 +199,10 @@ void attention_block(const float* q, int64_t ldq, int n_q, const int32_t* n_kv, 
         }
         fast.weighted(spans, n_spans, n_common, v_row_bytes, v_off, sc, n_run, o);
         for (int g = 0; g < n_run; ++g) {
+          int cs = s_common;
+          int32_t cbase = base_common;
           for (int32_t pos = n_common; pos < n_kv[tok[g]]; ++pos)
-            ops.axpy(v_type, row_at(spans, n_spans, pos, true, v_row_bytes, v_off), sc[g][pos], o[g], head_dim);
+            ops.axpy(v_type, row_from(cs, cbase, pos, true, v_row_bytes, v_off), sc[g][pos], o[g], head_dim);
           for (int i = 0; i < head_dim; ++i) o[g][i] *= inv[g];
         }
       }
