@@ -35,7 +35,7 @@ struct EngineOptions {
   int64_t n_ctx = 0;   // KV pool in tokens, shared by all requests; 0: training context, capped by memory
   int n_batch = 512;   // token budget of one step (one forward call)
   int n_parallel = 8;  // requests running at once; the others wait
-  int block_size = 64;  // tokens per KV block: the paging and prefix-cache unit
+  int block_size = KvLayout{}.block_size;  // tokens per KV block: the paging and prefix-cache unit
   DType cache_k = DType::F16;
   DType cache_v = DType::F16;
 };
