@@ -327,25 +327,19 @@ KvCacheStats KvCacheManager::stats() const {
   return st;
 }
 
-uint8_t* KvCacheManager::k_row(int layer, int seq, int32_t pos) {
+uint8_t* KvCacheManager::row(int layer, int seq, int32_t pos, bool v) {
   Seq& s = seq_ref(seq);
   NT_CHECK(layer >= 0 && layer < layout_.n_layer && pos >= 0 && pos < s.reserved);
   const int g = group_of_layer_[size_t(layer)];
   Group& gr = *group_state_[size_t(g)];
   const int bs = layout_.block_size;
   const int32_t b = s.tables[size_t(g)].blocks[size_t(pos / bs)];
-  return gr.k_base(b, gr.slot_of_layer[size_t(layer)]) + size_t(pos % bs) * gr.k_row_bytes;
+  const int slot = gr.slot_of_layer[size_t(layer)];
+  return v ? gr.v_base(b, slot) + size_t(pos % bs) * gr.v_row_bytes : gr.k_base(b, slot) + size_t(pos % bs) * gr.k_row_bytes;
 }
 
-uint8_t* KvCacheManager::v_row(int layer, int seq, int32_t pos) {
-  Seq& s = seq_ref(seq);
-  NT_CHECK(layer >= 0 && layer < layout_.n_layer && pos >= 0 && pos < s.reserved);
-  const int g = group_of_layer_[size_t(layer)];
-  Group& gr = *group_state_[size_t(g)];
-  const int bs = layout_.block_size;
-  const int32_t b = s.tables[size_t(g)].blocks[size_t(pos / bs)];
-  return gr.v_base(b, gr.slot_of_layer[size_t(layer)]) + size_t(pos % bs) * gr.v_row_bytes;
-}
+uint8_t* KvCacheManager::k_row(int layer, int seq, int32_t pos) { return row(layer, seq, pos, false); }
+uint8_t* KvCacheManager::v_row(int layer, int seq, int32_t pos) { return row(layer, seq, pos, true); }
 
 void KvCacheManager::spans(int layer, int seq, int32_t n_kv, std::vector<KvSpan>& out) const {
   const Seq& s = seq_ref(seq);

@@ -101,6 +101,7 @@ class KvCacheManager final : public KvStore {
   struct Group;
   struct Seq;
   KvCacheManager();
+  uint8_t* row(int layer, int seq, int32_t pos, bool v);  // k_row / v_row
   Seq& seq_ref(int seq);
   const Seq& seq_ref(int seq) const;
 
