@@ -1,5 +1,5 @@
 // bench/kernels_bench.cpp — matmul throughput per weight type at the decode shape (1 token) and
-// prefill (512 tokens) for a 0.6B llama layer (n_embd 1536, n_ff 4096), at 1 and 2 threads.
+// a batched decode step (16 tokens) and prefill (512 tokens) for a 0.6B llama layer (n_embd 1536, n_ff 4096), at 1 and 2 threads.
 // Counters: weight GB/s (decode: the memory-bound figure) and GFLOP/s (prefill: compute-bound).
 //   build-*/bench/kernels_bench --benchmark_filter='Q8_0'      NEXTTOK_SIMD=avx2 to compare levels
 #include <benchmark/benchmark.h>
@@ -64,6 +64,10 @@ void register_all() {
     // The same product with the weights in L2 (a 512 x 1536 slice): compute ceiling of decode.
     benchmark::RegisterBenchmark(("decode_hot/" + name).c_str(), bm_matmul, t, 512, 1536, false)
         ->Args({1, 1})->UseRealTime()->Unit(benchmark::kMicrosecond);
+    // A batched decode step (16 requests, one token each), weights streamed from memory: the
+    // continuous-batching regime, between memory-bound decode and compute-bound prefill.
+    benchmark::RegisterBenchmark(("batch16/" + name).c_str(), bm_matmul, t, 4096, 1536, true)
+        ->Args({16, 2})->UseRealTime()->Unit(benchmark::kMicrosecond);
     // Prefill: ffn_up shape (n_cols = 1536, n_rows = 4096), 512 tokens.
     benchmark::RegisterBenchmark(("prefill/" + name).c_str(), bm_matmul, t, 4096, 1536, false)
         ->Args({512, 1})->Args({512, 2})->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(0.5);
