@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Configures and builds one flavour of nexttok.
-#   scripts/build.sh [release|asan|fuzz]   -> build/, build-asan/, build-fuzz/
+#   scripts/build.sh [release|asan|tsan|fuzz]   -> build/, build-asan/, build-tsan/, build-fuzz/
 set -euo pipefail
 cd "$(dirname "$0")/.."
 flavour=${1:-release}
@@ -13,10 +13,17 @@ case "$flavour" in
   asan) dir=build-asan; args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DNEXTTOK_SANITIZE=ON
                              "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG"
                              "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG") ;;
+  # ThreadSanitizer for the threaded code: the engine's tests (submit / cancel / stats from other
+  # threads while the engine thread steps).
+  tsan) dir=build-tsan; args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo
+                             "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG -fsanitize=thread"
+                             "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG -fsanitize=thread"
+                             -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread)
+        target=(--target test_engine) ;;
   fuzz) dir=build-fuzz; args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DNEXTTOK_FUZZ=ON
                              -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++)
         target=(--target fuzz_all) ;;
-  *) echo "usage: scripts/build.sh [release|asan|fuzz]" >&2; exit 2 ;;
+  *) echo "usage: scripts/build.sh [release|asan|tsan|fuzz]" >&2; exit 2 ;;
 esac
 cmake -S . -B "$dir" -G Ninja "${args[@]}" >/dev/null
 cmake --build "$dir" -j "$jobs" "${target[@]}"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The test command (README): installs deps, builds, runs the whole suite, then the unit tests
-# under ASan+UBSan, then each libFuzzer target for a bounded time. Exits non-zero on any failure.
+# under ASan+UBSan, the engine's tests under TSan, then each libFuzzer target for a bounded time.
+# Exits non-zero on any failure.
 #   scripts/test.sh            everything (what CI runs)
 #   scripts/test.sh --quick    release build + tests only
 set -euo pipefail
@@ -19,6 +20,9 @@ bash scripts/build.sh asan
 # Whole-model golden runs are covered by the release pass; under ASan they only cost time.
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j "$(nproc)" --timeout 900 -LE slow
+echo "== engine tests (ThreadSanitizer) ==" >&2
+bash scripts/build.sh tsan
+TSAN_OPTIONS=halt_on_error=1 build-tsan/tests/engine/test_engine
 echo "== fuzzing ==" >&2
 bash scripts/build.sh fuzz
 bash scripts/fuzz.sh "${FUZZ_SECONDS:-60}"
