@@ -18,7 +18,7 @@
 #include "core/files.h"
 #include "core/strings.h"
 #include "engine/chat_format.h"
-#include "template/chat_template.h"
+#include "server/chat_renderer.h"
 
 namespace nt::cli {
 
@@ -37,30 +37,6 @@ struct ChatArgs {
   std::string system;
 };
 
-// Renders conversations: the model's Jinja template when it has one (and it works), else a
-// built-in format.
-struct Renderer {
-  std::optional<ChatTemplate> jinja;
-  ChatFormat format = ChatFormat::Plain;
-  std::string bos_text, eos_text, bos_token, eos_token;
-
-  std::string name() const {
-    return jinja ? "jinja template (" + jinja->name() + ")" : std::string(chat_format_name(format));
-  }
-  Result<std::string> render(const std::vector<ChatMessage>& msgs) const {
-    if (jinja) {
-      nlohmann::ordered_json arr = nlohmann::ordered_json::array();
-      for (const ChatMessage& m : msgs) arr.push_back({{"role", m.role}, {"content", m.content}});
-      ChatTemplateOptions o;
-      o.add_generation_prompt = true;
-      o.bos_token = bos_token;
-      o.eos_token = eos_token;
-      return jinja->render(arr, o);
-    }
-    return render_chat(format, msgs, true, bos_text, eos_text);
-  }
-};
-
 struct SessionStats {
   int turns = 0;
   int64_t reused = 0, prefilled = 0, generated = 0;
@@ -69,51 +45,8 @@ struct SessionStats {
   int64_t decoded = 0;  // tokens after each turn's first (the decode rate's numerator)
 };
 
-Result<Renderer> make_renderer(const ChatArgs& a, const Tokenizer& tok, const GgufFile& gguf) {
-  Renderer r;
-  if (tok.bos() >= 0) r.bos_token = std::string(tok.token_text(tok.bos()));
-  if (tok.eos() >= 0) r.eos_token = std::string(tok.token_text(tok.eos()));
-  r.bos_text = tok.add_bos() ? r.bos_token : std::string();
-  r.eos_text = r.eos_token;
-  if (!a.chat_format.empty()) {
-    auto f = parse_chat_format(a.chat_format);
-    if (!f) return f.error();
-    r.format = *f;
-    return r;
-  }
-  std::string source, name;
-  if (!a.chat_template_file.empty()) {
-    auto text = read_file(a.chat_template_file);
-    if (!text) return text.error();
-    source = *text;
-    name = a.chat_template_file;
-  } else if (auto t = gguf.get_str("tokenizer.chat_template")) {
-    source = std::string(*t);
-    name = "tokenizer.chat_template";
-  }
-  r.format = detect_chat_format(source);
-  if (source.empty()) return r;
-  auto parsed = ChatTemplate::parse(source, name);
-  if (!parsed) {
-    if (!a.chat_template_file.empty()) return parsed.error();
-    std::fprintf(stderr, "chat: warning: the model's template does not parse (%s); using the built-in %s format\n",
-                 parsed.error().message.c_str(), chat_format_name(r.format));
-    return r;
-  }
-  r.jinja = std::move(*parsed);
-  // A template that cannot render a plain conversation is no use: fall back early.
-  auto probe = r.render({{"user", "hi"}});
-  if (!probe) {
-    if (!a.chat_template_file.empty()) return probe.error();
-    std::fprintf(stderr, "chat: warning: the model's template fails (%s); using the built-in %s format\n",
-                 probe.error().message.c_str(), chat_format_name(r.format));
-    r.jinja.reset();
-  }
-  return r;
-}
-
 // `inputs`: the files this session reads (the model is mmapped: overwriting it would crash the engine).
-Status save_conversation(const std::string& path, const Renderer& r, const std::vector<ChatMessage>& msgs,
+Status save_conversation(const std::string& path, const server::ChatRenderer& r, const std::vector<ChatMessage>& msgs,
                          const std::vector<std::string>& inputs) {
   NT_TRY(check_output_path(path, inputs));
   nlohmann::ordered_json j;
@@ -179,14 +112,16 @@ int cmd_chat(int argc, char** argv) {
   const int32_t n_vocab = eng.config().n_vocab;
   const SamplerParams& params = a.sampling.p;
   if (Status st = validate_for_vocab(params, n_vocab); !st) return fail("chat", in_flag_words(st.error()).message);
-  auto renderer = make_renderer(a, tok, eng.model().gguf());
+  std::string warning;
+  auto renderer = server::ChatRenderer::create({a.chat_format, a.chat_template_file}, tok, eng.model().gguf(), &warning);
   if (!renderer) return fail("chat", renderer.error().message);
-  const Renderer& rend = *renderer;
+  if (!warning.empty()) std::fprintf(stderr, "chat: warning: %s\n", warning.c_str());
+  const server::ChatRenderer& rend = *renderer;
 
   std::vector<std::string> stops = a.sampling.stops;
   // End-of-turn markers of the format (detected from the Jinja template's text when there is one)
   // back up the model's end-of-generation tokens.
-  for (const std::string& s : chat_format_stops(rend.format)) stops.push_back(s);
+  for (const std::string& s : rend.stops()) stops.push_back(s);
   const bool tty_in = isatty(0) != 0;
   const std::string seed = params.seed ? std::to_string(*params.seed) : std::string("random per turn");
   std::fprintf(stderr, "chat: format %s | sampler %s | seed %s | simd %s | /help for commands\n",

@@ -24,10 +24,12 @@ int cmd_pull(int argc, char** argv);
 int cmd_quantize(int argc, char** argv);
 int cmd_convert(int argc, char** argv);
 int cmd_synth(int argc, char** argv);
+int cmd_serve(int argc, char** argv);
 
 inline constexpr Command kCommands[] = {
     {"run", "generate text from a prompt (prefill + decode), streaming", cmd_run},
     {"chat", "interactive multi-turn chat with KV-cache reuse", cmd_chat},
+    {"serve", "OpenAI-compatible HTTP server for many users at once, with metrics", cmd_serve},
     {"check", "repeat a request and explain why outputs differ", cmd_check},
     {"bench", "prompt-processing and generation speed (like llama-bench)", cmd_bench},
     {"inspect", "model spec page: shape, tensor types, memory for context x sequences", cmd_inspect},

@@ -17,7 +17,8 @@ void add_engine_options(CLI::App& app, EngineArgs& a) {
   app.add_option("-b,--batch-size", a.n_batch,
                  "tokens per engine step (one forward pass: prompt chunks and decode tokens), 1 to 65536 "
                  "(default 512)");
-  app.add_option("--parallel", a.n_parallel, "-np: requests run at once; more wait (default 8)");
+  app.add_option("--parallel", a.n_parallel,
+                 "-np: requests run at once; more wait (default " + std::to_string(a.n_parallel) + ")");
   const std::string types = kv_cache_type_names();
   app.add_option("--cache-type-k", a.cache_type_k, "-ctk: KV cache type for K: " + types + " (default " + a.cache_type_k + ")");
   app.add_option("--cache-type-v", a.cache_type_v, "-ctv: KV cache type for V: " + types + " (default " + a.cache_type_v + ")");

@@ -1,0 +1,1 @@
+// Removed once the server's own tests land.
