@@ -261,6 +261,7 @@ bool Engine::step() {
   }
   const int32_t n_vocab = config().n_vocab;
   if (static_cast<int64_t>(logits_.size()) < n_out * n_vocab) logits_.resize(static_cast<size_t>(n_out * n_vocab));
+  publish_stats();  // readers (a server's /metrics) see this step's admissions while it runs
   if (Status st = fm_->forward(batch_, *kv_, pool_, logits_.data()); !st) {
     for (const ScheduledChunk& c : plan.chunks)
       finish_with_error(static_cast<RequestState&>(*c.req),

@@ -1,1 +1,0 @@
-// Removed once the server's own tests land.
