@@ -84,6 +84,7 @@ int cmd_serve(int argc, char** argv) {
   a.server.max_body = size_t(a.max_body);
   a.server.log_json = a.log_format == "json";
   a.server.n_parallel = a.engine.n_parallel;
+  a.engine.default_ctx_seqs = a.engine.n_parallel;  // -c 0: a full training context for each of -np
 
   auto path = resolve_model(a.model);
   if (!path) return fail("serve", path.error().message);

@@ -47,6 +47,7 @@ Result<LoadedModel> load_model(const ModelArgs& m, const EngineArgs& e, bool qui
   opt.n_ctx = e.n_ctx;
   opt.n_batch = e.n_batch;
   opt.n_parallel = e.n_parallel;
+  opt.default_ctx_seqs = e.default_ctx_seqs;
   auto ck = parse_kv_cache_type(e.cache_type_k);
   if (!ck) return ck.error();
   auto cv = parse_kv_cache_type(e.cache_type_v);

@@ -16,6 +16,7 @@ struct EngineArgs {
   int64_t n_ctx = 0;
   int n_batch = 512;
   int n_parallel = 8;
+  int default_ctx_seqs = 1;  // -c 0: the pool holds this many training contexts (serve: -np)
   std::string cache_type_k = "f16";
   std::string cache_type_v = "f16";
 };

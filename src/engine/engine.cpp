@@ -64,7 +64,7 @@ Result<std::unique_ptr<Engine>> Engine::create(std::unique_ptr<ForwardModel> mod
   int64_t n_ctx = opt.n_ctx;
   bool capped = false;
   if (n_ctx == 0) {
-    n_ctx = c.n_ctx_train;
+    n_ctx = int64_t(c.n_ctx_train) * std::max(1, opt.default_ctx_seqs);
     // Cap the default to half of the available memory, so a 128k-context model still starts.
     const uint64_t avail = available_memory_bytes();
     if (avail > 0) {

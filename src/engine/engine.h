@@ -32,7 +32,8 @@ namespace nt {
 
 struct EngineOptions {
   int n_threads = 0;   // 0: physical cores
-  int64_t n_ctx = 0;   // KV pool in tokens, shared by all requests; 0: training context, capped by memory
+  int64_t n_ctx = 0;   // KV pool in tokens, shared by all requests; 0: see default_ctx_seqs
+  int default_ctx_seqs = 1;  // n_ctx 0: room for this many training contexts, capped by memory
   int n_batch = 512;   // token budget of one step (one forward call)
   int n_parallel = 8;  // requests running at once; the others wait
   int block_size = KvLayout{}.block_size;  // tokens per KV block: the paging and prefix-cache unit

@@ -168,7 +168,7 @@ void weighted_cols_g(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_
     if constexpr (C <= kCh<G>) return weighted_cols<C, G, kT>;
     else return nullptr;
   };
-  static constexpr Fn kCols[9] = {nullptr,
+  static const Fn kCols[9] = {nullptr,
                                   pick.template operator()<1>(), pick.template operator()<2>(), pick.template operator()<3>(),
                                   pick.template operator()<4>(), pick.template operator()<5>(), pick.template operator()<6>(),
                                   pick.template operator()<7>(), pick.template operator()<8>()};
