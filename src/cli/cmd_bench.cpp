@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "cli/bench_concurrent.h"
+#include "cli/bench_url.h"
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/model_setup.h"
@@ -126,7 +127,8 @@ int cmd_bench(int argc, char** argv) {
   CLI::App app{"Benchmark prompt processing (pp) and generation (tg) like llama-bench.\n"
                "Lists take comma-separated values: -p 128,512 -t 1,2; -m may be repeated.",
                "nexttok bench"};
-  app.add_option("-m,--model", a.models, "model file(s) (default: the default model)");
+  app.add_option("-m,--model", a.models, "model file(s) (default: the default model); with --url: the model name to "
+                 "request (default: the first of GET /v1/models)");
   app.add_option("--hf-repo", a.hf_repo, "-hf org/repo[:QUANT]: model from the Hugging Face Hub");
   app.add_option("-p,--n-prompt", a.prompts, "prompt sizes (default 512; 0 skips pp)");
   app.add_option("-n,--n-gen", a.gens, "generation lengths (default 128; 0 skips tg)");
@@ -143,8 +145,40 @@ int cmd_bench(int argc, char** argv) {
   app.add_flag("--bandwidth", a.bandwidth,
                "probe memory read bandwidth and report tg as % of its ceiling (above 100%: the weights were "
                "read from the CPU caches, not memory)");
+  // --url: a load generator for an OpenAI-compatible server instead (bench_url.h).
+  UrlBenchArgs url;
+  std::string concurrency = "1";
+  app.add_option("--url", url.url, "benchmark an OpenAI-compatible server at this base URL (http://host:port) "
+                 "instead: streamed requests at each --concurrency level; -p (default 256 here), -n, -m, -o apply");
+  app.add_option("--api-key", url.api_key, "with --url: sent as 'Authorization: Bearer' (default: $OPENAI_API_KEY)");
+  app.add_option("--concurrency", concurrency, "with --url: concurrent clients per level, e.g. 1,4,16 (default 1)");
+  app.add_option("--requests", url.requests, "with --url: requests per level after a warm-up (default 4 x concurrency)");
+  app.add_option("--endpoint", url.endpoint, "with --url: completions (default; exact prompt lengths when the server "
+                 "has /tokenize) or chat");
+  app.add_option("--prompt-seed", url.prompt_seed, "with --url: seed of the generated prompts (default 1)");
+  app.add_option("--timeout", url.timeout_s, "with --url: seconds per request (default 600)");
   std::vector<int> pp, tg, depth, threads, parallel;
   auto check = [&]() -> Status {
+    if (!url.url.empty()) {
+      for (const char* f : {"--n-depth", "--threads", "--repetitions", "--batch-size", "--cache-type-k",
+                            "--cache-type-v", "--parallel", "--bandwidth", "--hf-repo"})
+        if (app.count(f) > 0) return make_error("%s does not apply to --url", f);
+      if (a.models.size() > 1) return Error{"with --url, -m is one model name"};
+      if (a.output != "md" && a.output != "table" && a.output != "json")
+        return make_error("-o must be table or json (got '%s')", a.output.c_str());
+      auto c = parse_list(concurrency, "--concurrency", 0);
+      if (!c) return c.error();
+      auto p = parse_list(app.count("--n-prompt") > 0 ? a.prompts : "256", "-p", 0);
+      if (!p) return p.error();
+      auto n = parse_list(a.gens, "-n", 0);
+      if (!n) return n.error();
+      url.concurrency = *c, url.prompts = *p, url.gens = *n;
+      url.model = a.models.empty() ? "" : a.models[0];
+      url.json = a.output == "json";
+      return check_url_bench_args(url);
+    }
+    for (const char* f : {"--api-key", "--concurrency", "--requests", "--endpoint", "--prompt-seed", "--timeout"})
+      if (app.count(f) > 0) return make_error("%s needs --url", f);
     if (!a.parallel.empty()) {
       auto np = parse_list(a.parallel, "-np", 1);
       if (!np) return np.error();
@@ -171,6 +205,7 @@ int cmd_bench(int argc, char** argv) {
     return {};
   };
   if (int rc = parse_args(app, argc, argv, check); rc >= 0) return rc;
+  if (!url.url.empty()) return run_url_bench(url);
   std::vector<ModelArgs> model_args;
   if (!a.hf_repo.empty()) model_args.push_back(ModelArgs{"", a.hf_repo});
   for (const auto& m : a.models) model_args.push_back(ModelArgs{m, ""});
