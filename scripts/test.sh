@@ -14,15 +14,18 @@ echo "== release build ==" >&2
 bash scripts/build.sh release
 echo "== tests (release) ==" >&2
 ctest --test-dir build --output-on-failure -j "$(nproc)" --timeout 900
+echo "== OpenAI SDK against nexttok serve ==" >&2
+bash scripts/sdk_test.sh
 [ $quick -eq 1 ] && exit 0
 echo "== tests (ASan + UBSan) ==" >&2
 bash scripts/build.sh asan
 # Whole-model golden runs are covered by the release pass; under ASan they only cost time.
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j "$(nproc)" --timeout 900 -LE slow
-echo "== engine tests (ThreadSanitizer) ==" >&2
+echo "== engine and server tests (ThreadSanitizer) ==" >&2
 bash scripts/build.sh tsan
 TSAN_OPTIONS=halt_on_error=1 build-tsan/tests/engine/test_engine
+TSAN_OPTIONS=halt_on_error=1 build-tsan/tests/server/test_server
 echo "== fuzzing ==" >&2
 bash scripts/build.sh fuzz
 bash scripts/fuzz.sh "${FUZZ_SECONDS:-60}"
