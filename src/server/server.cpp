@@ -118,20 +118,47 @@ std::string Server::Impl::new_response_id(ApiKind kind) {
                 static_cast<unsigned long long>(t ^ (n * 0x9E3779B97F4A7C15ull)), static_cast<unsigned long long>(n));
 }
 
+// The key check runs inside the handlers, after the library has read the request body: a request
+// refused before its body is read would leave the body on a keep-alive connection, to be parsed
+// as the next request.
+bool Server::Impl::authorized(const httplib::Request& req, httplib::Response& res) {
+  if (opt.api_key.empty() || is_public(req.method, req.path)) return true;
+  if (equal_constant_time(req.get_header_value("Authorization"), "Bearer " + opt.api_key)) return true;
+  res.set_header("WWW-Authenticate", "Bearer");
+  send_error(res, api_error(401, req.has_header("Authorization") ? "invalid API key" : "missing API key (Authorization: Bearer KEY)",
+                   "authentication_error", "", "invalid_api_key"));
+  return false;
+}
+
 void Server::Impl::register_routes() {
   for (const Route& r : route_table()) {
     httplib::Server::Handler h;
     if (r.fn) {
       Handler fn = r.fn;
-      h = [this, fn](const httplib::Request& q, httplib::Response& s) { (this->*fn)(q, s); };
+      h = [this, fn](const httplib::Request& q, httplib::Response& s) {
+        if (authorized(q, s)) (this->*fn)(q, s);
+      };
     } else if (r.info.path.find("chat") != std::string::npos) {
-      h = [this](const httplib::Request& q, httplib::Response& s) { chat(*this, q, s); };
+      h = [this](const httplib::Request& q, httplib::Response& s) {
+        if (authorized(q, s)) chat(*this, q, s);
+      };
     } else {
-      h = [this](const httplib::Request& q, httplib::Response& s) { completion(*this, q, s); };
+      h = [this](const httplib::Request& q, httplib::Response& s) {
+        if (authorized(q, s)) completion(*this, q, s);
+      };
     }
     if (r.info.method == "GET") http.Get(r.info.path, h);
     else http.Post(r.info.path, h);
   }
+  // Any other route: 404 (401 first when a key is required), with its body read like any other.
+  auto unknown = [this](const httplib::Request& q, httplib::Response& s) {
+    if (authorized(q, s)) send_error(s, library_error(404, *this, q));
+  };
+  http.Get(R"(.*)", unknown);
+  http.Post(R"(.*)", unknown);
+  http.Put(R"(.*)", unknown);
+  http.Patch(R"(.*)", unknown);
+  http.Delete(R"(.*)", unknown);
   http.Options(R"(.*)", [this](const httplib::Request&, httplib::Response& res) {
     if (opt.cors_origin.empty()) {
       res.status = 404;
@@ -141,16 +168,6 @@ void Server::Impl::register_routes() {
     res.set_header("Access-Control-Allow-Methods", "GET, POST, OPTIONS");
     res.set_header("Access-Control-Allow-Headers", "Authorization, Content-Type");
     res.set_header("Access-Control-Max-Age", "600");
-  });
-  http.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
-    if (opt.api_key.empty() || is_public(req.method, req.path)) return httplib::Server::HandlerResponse::Unhandled;
-    const std::string want = "Bearer " + opt.api_key;
-    if (equal_constant_time(req.get_header_value("Authorization"), want))
-      return httplib::Server::HandlerResponse::Unhandled;
-    res.set_header("WWW-Authenticate", "Bearer");
-    send_error(res, api_error(401, req.has_header("Authorization") ? "invalid API key" : "missing API key (Authorization: Bearer KEY)",
-                     "authentication_error", "", "invalid_api_key"));
-    return httplib::Server::HandlerResponse::Handled;
   });
   http.set_post_routing_handler([this](const httplib::Request&, httplib::Response& res) {
     if (!opt.cors_origin.empty()) {
@@ -249,6 +266,7 @@ Status Server::wait(const std::atomic<bool>* external_stop) {
   const auto hard = Clock::now() + std::chrono::seconds(5);
   while (s.inflight > 0 && Clock::now() < hard) sleep_ms(20);
   s.http.stop();
+  shutdown_connections(s.bound_port);
   if (s.listen_thread.joinable()) s.listen_thread.join();
   s.engine_stop = true;
   if (s.load_thread.joinable()) s.load_thread.join();

@@ -38,6 +38,8 @@ struct Server::Impl {
   std::unordered_map<RequestId, int> active;  // engine ids of requests in flight (cancelled at shutdown)
 
   void register_routes();
+  // False (401 answered) when a key is required and the request lacks it.
+  bool authorized(const httplib::Request& req, httplib::Response& res);
   void engine_loop();
   void cancel_all();
   std::string new_response_id(ApiKind kind);

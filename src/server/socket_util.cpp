@@ -87,4 +87,14 @@ bool raise_listen_backlog(int port, int backlog) {
   return fd >= 0 && listen(fd, backlog) == 0;
 }
 
+void shutdown_connections(int port) {
+  scan_sockets([&](int fd) {
+    int listening = 0;
+    socklen_t len = sizeof(listening);
+    if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) == 0 && !listening && local_port_of(fd) == port)
+      shutdown(fd, SHUT_RDWR);
+    return false;  // visit them all
+  });
+}
+
 }  // namespace nt::server

@@ -13,5 +13,8 @@ bool peer_closed(int fd);
 // Raises the listen backlog of the listening socket bound to `port` (the library uses 5, too few
 // for a burst of clients). Returns false if that socket is not found.
 bool raise_listen_backlog(int port, int backlog);
+// Shuts down every accepted connection on local port `port` (at shutdown, once no request is in
+// flight: idle keep-alive connections would otherwise hold the workers for their keep-alive time).
+void shutdown_connections(int port);
 
 }  // namespace nt::server

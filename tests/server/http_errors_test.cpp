@@ -116,6 +116,28 @@ TEST(HttpAuth, EveryRouteButHealthNeedsTheKey) {
   EXPECT_EQ(get(*cli, "/v1/unknown", {{"Authorization", "Bearer sekrit-key"}}).status, 404);
 }
 
+// A refused request's body must be consumed: on a keep-alive connection it would otherwise be
+// parsed as the next request (seen as "414 request URI too long" after a 401 with a body).
+TEST(HttpAuth, RefusedBodiesDoNotLeakIntoTheNextRequest) {
+  NT_REQUIRE_SHARED();
+  server::ServerOptions o;
+  o.api_key = "k";
+  ModelSpec spec;
+  spec.engine.n_ctx = 512;
+  TestServer srv(o, spec);
+  ASSERT_TRUE(srv.ok());
+  auto cli = srv.client();
+  cli->set_keep_alive(true);
+  const std::string body = R"({"prompt": ")" + std::string(3000, 'a') + R"(", "max_tokens": 1})";
+  const httplib::Headers key = {{"Authorization", "Bearer k"}};
+  for (int i = 0; i < 3; ++i) {
+    expect_error(post_json(*cli, "/v1/completions", body), 401);                // no key
+    expect_error(post_json(*cli, "/v1/no-such-route", body, key), 404);         // unknown route
+    EXPECT_EQ(post_json(*cli, "/tokenize", R"({"content":"hi"})", key).status, 200);
+    EXPECT_EQ(get(*cli, "/health").status, 200);
+  }
+}
+
 TEST(HttpCors, OffByDefaultOnForTheGivenOrigin) {
   NT_REQUIRE_SHARED();
   ModelSpec spec;
