@@ -14,12 +14,12 @@ case "$flavour" in
                              "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG"
                              "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG") ;;
   # ThreadSanitizer for the threaded code: the engine's tests (submit / cancel / stats from other
-  # threads while the engine thread steps).
+  # threads while the engine thread steps) and the server's (HTTP threads, the engine thread).
   tsan) dir=build-tsan; args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo
                              "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG -fsanitize=thread"
                              "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG -fsanitize=thread"
                              -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread)
-        target=(--target test_engine) ;;
+        target=(--target test_engine test_server) ;;
   fuzz) dir=build-fuzz; args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DNEXTTOK_FUZZ=ON
                              -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++)
         target=(--target fuzz_all) ;;

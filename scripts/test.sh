@@ -24,8 +24,8 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:ha
   ctest --test-dir build-asan --output-on-failure -j "$(nproc)" --timeout 900 -LE slow
 echo "== engine and server tests (ThreadSanitizer) ==" >&2
 bash scripts/build.sh tsan
-TSAN_OPTIONS=halt_on_error=1 build-tsan/tests/engine/test_engine
-TSAN_OPTIONS=halt_on_error=1 build-tsan/tests/server/test_server
+TSAN_OPTIONS=halt_on_error=1:suppressions=scripts/tsan.supp build-tsan/tests/engine/test_engine
+TSAN_OPTIONS=halt_on_error=1:suppressions=scripts/tsan.supp build-tsan/tests/server/test_server
 echo "== fuzzing ==" >&2
 bash scripts/build.sh fuzz
 bash scripts/fuzz.sh "${FUZZ_SECONDS:-60}"
