@@ -102,6 +102,15 @@ def pct(xs, p):
     return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
 
 
+_next_port = [0]
+
+
+def fresh_port(args):
+    """A new port per server start: a just-stopped server's port may linger in TIME_WAIT."""
+    _next_port[0] += 1
+    return args.port + _next_port[0]
+
+
 def run_level(args, kind, model, conc, port):
     binary = args.nexttok if kind == "nexttok" else args.llama_server
     log = f"/tmp/serve_compare_{kind}_{conc}.log"
@@ -151,7 +160,7 @@ def cmd_levels(args):
             for rnd in range(args.rounds):
                 order = ["nexttok", "llama"] if rnd % 2 == 0 else ["llama", "nexttok"]
                 for kind in order:
-                    r = run_level(args, kind, model, conc, args.port)
+                    r = run_level(args, kind, model, conc, fresh_port(args))
                     per[kind].append(summary(r))
                     print(f"{os.path.basename(model)} c={conc} round {rnd + 1} {kind}: "
                           f"{per[kind][-1]}", file=sys.stderr, flush=True)
@@ -206,7 +215,7 @@ def cmd_history(args):
     for model in args.model:
         for kind in ["nexttok", "llama"]:
             binary = args.nexttok if kind == "nexttok" else args.llama_server
-            srv = Server(kind, binary, model, args.threads, 1, 4096, args.port, f"/tmp/serve_compare_hist_{kind}.log")
+            srv = Server(kind, binary, model, args.threads, 1, 4096, fresh_port(args), f"/tmp/serve_compare_hist_{kind}.log")
             try:
                 res = {}
                 for endpoint in ["chat", "completions"]:

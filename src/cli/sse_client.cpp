@@ -59,7 +59,9 @@ std::unique_ptr<httplib::Client> make_client(const std::string& scheme_host_port
   cli->set_connection_timeout(std::chrono::duration<double>(std::min(timeout_s, 30.0)));
   cli->set_read_timeout(timeout);
   cli->set_write_timeout(timeout);
-  cli->set_keep_alive(true);
+  // A connection per request: a server may close a kept-alive connection after a stream (llama-server
+  // did, failing every second request), and connecting costs the same on every server.
+  cli->set_keep_alive(false);
   cli->set_tcp_nodelay(true);
   if (!api_key.empty()) cli->set_default_headers({{"Authorization", "Bearer " + api_key}});
   return cli;
