@@ -33,6 +33,9 @@ struct MatmulKernel {
   XLayout x_layout = XLayout::Natural;  // the activations' byte order (xquant.h)
   void (*rect)(const MatArgs& a, int64_t r0, int64_t r1, int64_t t0, int64_t t1) = nullptr;
   int row_align = 12;  // rectangles start at multiples of this many rows (the kernel's tile height)
+  // Up to this many tokens the rows are streamed as in a one-token decode: the plan splits rows
+  // only (decode-sized chunks, contiguous shares per thread) and rect gets every token at once.
+  int64_t stream_tokens = 1;
 };
 // How many bytes ahead each weight stream of a one-token decode of quantized rows prefetches (the
 // row-lane quartets and the K-quant quartered tiles; measurements at matmul_rl_avx512.cpp's rect).

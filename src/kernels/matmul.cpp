@@ -200,18 +200,19 @@ Plan make_plan(const detail::MatmulKernel* k, const MatView& w, const float* x, 
   p.k = k;
   p.a = detail::MatArgs{w, x, ldx, nullptr, y, ldy};
   p.n_tokens = n_tokens;
+  const bool stream = n_tokens <= k->stream_tokens;  // rows streamed as in a decode, all tokens at once
   const int64_t n_tb0 = (n_tokens + kTokenBlock - 1) / kTokenBlock;
-  p.tb = ((n_tokens + n_tb0 - 1) / n_tb0 + 11) / 12 * 12;  // balanced, whole tiles of 3 and 4
+  p.tb = stream ? n_tokens : ((n_tokens + n_tb0 - 1) / n_tb0 + 11) / 12 * 12;  // balanced, whole tiles of 3 and 4
   p.n_tb = (n_tokens + p.tb - 1) / p.tb;
   // Row chunks (multiples of the kernel's row_align: whole tiles). Prefill: enough tasks for
   // dynamic balance across all outputs, small enough for L2 reuse. Decode: chunks of about
   // kDecodeChunkBytes, claimed in runs (TaskShare), so the threads end within one small chunk.
   // Small matrices still get 8 (decode) or 4 chunks per thread over all outputs.
   const int64_t align = k->row_align;
-  const int64_t want_tasks = ((n_tokens == 1 ? 8 : 4) * static_cast<int64_t>(n_threads) + n_outputs - 1) / n_outputs;
+  const int64_t want_tasks = ((stream ? 8 : 4) * static_cast<int64_t>(n_threads) + n_outputs - 1) / n_outputs;
   const int64_t n_rc_min = (want_tasks + p.n_tb - 1) / p.n_tb;
   int64_t rc = (w.n_rows + n_rc_min - 1) / n_rc_min;
-  if (n_tokens == 1) rc = std::min<int64_t>(rc, std::max<int64_t>(1, kDecodeChunkBytes / static_cast<int64_t>(w.row_bytes)));
+  if (stream) rc = std::min<int64_t>(rc, std::max<int64_t>(1, kDecodeChunkBytes / static_cast<int64_t>(w.row_bytes)));
   else rc = std::min<int64_t>(rc, 5 * align);
   p.rc = std::max<int64_t>(align, (rc + align - 1) / align * align);
   p.n_rc = (w.n_rows + p.rc - 1) / p.rc;
@@ -310,6 +311,10 @@ void matmul_multi(const MatmulOut* outs, int n_outs, const float* x, int64_t ldx
     total += plans[i].n_tasks();
     task_end[i] = total;
   }
+  // Every planned output streams its rows (one token, or few enough for all their kernels).
+  bool streamed = true;
+  for (int i = 0; i < n_outs; ++i)
+    if (planned[i] && n_tokens > plans[i].k->stream_tokens) streamed = false;
   const SwigluPairs pairs(outs, n_outs, plans, planned);
   auto output_of = [&](int64_t task) {
     int i = 0;
@@ -332,7 +337,7 @@ void matmul_multi(const MatmulOut* outs, int n_outs, const float* x, int64_t ldx
   };
   if (total == 1) {
     run_tasks(0, 1);
-  } else if (total > 1 && n_tokens == 1) {
+  } else if (total > 1 && streamed) {
     // Decode: each thread walks its own contiguous share of the tasks front to back (tasks are in
     // memory order: output by output, row chunks ascending), so its weights stream as one linear
     // walk and the kernels' one-group-ahead prefetch lands in its own next chunk; a thread done

@@ -325,9 +325,44 @@ template <class T>
 constexpr bool kQuartetDecode = std::is_same_v<T, Q8_0> || std::is_same_v<T, Q4_0> || std::is_same_v<T, Q4_1> ||
                                 std::is_same_v<T, Q5_0> || std::is_same_v<T, Q5_1>;
 
+// Up to this many tokens the quartet types stream their rows as a decode does (the plan hands
+// them out like a decode's), each four-row unit decoded once for every token (quartet_unit_tokens):
+// packing 16-row groups per call costs more than it saves when few tokens reuse the packs.
+constexpr int64_t kStreamTokens = 16;
+
+// Tokens t0 .. t1 of rows row0 + i * step * row_bytes (i < 4), in chunks of 8, 4, 2, 1 tokens.
+template <class T>
+void quartet_tokens(const MatArgs& a, const uint8_t* row0, int64_t step, int64_t t0, int64_t t1, float* y) {
+  const int64_t row_bytes = static_cast<int64_t>(a.w.row_bytes), rb = step * row_bytes;
+  alignas(16) float out[8 * 4];
+  for (int64_t t = t0; t < t1;) {
+    const int64_t left = t1 - t;
+    const int nt = left >= 8 ? 8 : left >= 4 ? 4 : left >= 2 ? 2 : 1;
+    switch (nt) {
+      case 8: decode_quartet_tokens<T, 8>(row0, rb, row_bytes, a.w.n_cols, kDecodeStreamAhead, *a.xq, t, out); break;
+      case 4: decode_quartet_tokens<T, 4>(row0, rb, row_bytes, a.w.n_cols, kDecodeStreamAhead, *a.xq, t, out); break;
+      case 2: decode_quartet_tokens<T, 2>(row0, rb, row_bytes, a.w.n_cols, kDecodeStreamAhead, *a.xq, t, out); break;
+      default: decode_quartet_tokens<T, 1>(row0, rb, row_bytes, a.w.n_cols, kDecodeStreamAhead, *a.xq, t, out);
+    }
+    for (int k = 0; k < nt; ++k)
+      for (int r = 0; r < 4; ++r) y[(t + k) * a.ldy + r * step] = out[4 * k + r];
+    t += nt;
+  }
+}
+
 template <class T>
 void rect(const MatArgs& a, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
   const int64_t n_tok = t1 - t0;
+  if constexpr (kQuartetDecode<T>) {
+    const int64_t n = r1 - r0;
+    if (n_tok >= kPackMinTokens && n_tok <= kStreamTokens && n % 4 == 0 && n >= 8) {
+      // As the one-token quartets below: four streams, a quarter of the rectangle apart.
+      const int64_t step = n / 4;
+      for (int64_t j = 0; j < step; ++j)
+        quartet_tokens<T>(a, a.w.data + (r0 + j) * static_cast<int64_t>(a.w.row_bytes), step, t0, t1, a.y + r0 + j);
+      return;
+    }
+  }
   if (n_tok < kPackMinTokens) {
     const int64_t n = r1 - r0;
     if constexpr (kQuartetDecode<T>) {
@@ -405,7 +440,7 @@ void rect(const MatArgs& a, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
 
 template <class T>
 const MatmulKernel* kernel() {
-  static const MatmulKernel k{true, T::kOffset, XLayout::Halves, rect<T>, kGroup};
+  static const MatmulKernel k{true, T::kOffset, XLayout::Halves, rect<T>, kGroup, kQuartetDecode<T> ? kStreamTokens : 1};
   return &k;
 }
 

@@ -131,5 +131,68 @@ __attribute__((noinline)) void decode_quartet(const uint8_t* row0, int64_t rb, i
   _mm_storeu_ps(out, _mm_add_ps(p01, p23));
 }
 
+// ---- a few tokens (continuous batching's decode steps), four rows at a time: each unit of the
+// four rows is decoded once and dotted with every token's activations, so the rows stream once per
+// step as in a one-token decode. Per token the same block integers and float steps as
+// quartet_unit (so the outputs equal decode_quartet's and the packed path's bit for bit).
+template <class T, int NT>
+__attribute__((always_inline)) inline void quartet_unit_tokens(const uint8_t* p, int64_t rb, int64_t u,
+                                                               const XQuant& xq, int64_t t0, __m512 (&acc)[NT]) {
+  static_assert(T::kQuads == 1);
+  const int64_t e = u * 128;
+  __m512i w1[4], w2[4];
+  __m512i hs = _mm512_setzero_si512(), hm = _mm512_setzero_si512();  // fp16 words 4k + i
+  for (int i = 0; i < 4; ++i, p += rb) {
+    __m512i z0, z1;
+    load_unit<T::kUnitBytes>(p, z0, z1);
+    __asm__("" : "+v"(z0), "+v"(z1));  // one load per part, not one per permute
+    T::quad_z(z0, z1, p, w1[i], w2[i]);
+    const __mmask32 row_i = 0x1111u << i;
+    hs = _mm512_mask_mov_epi16(hs, row_i, block_words<T::kBlockBytes, 0>(z0, z1));
+    if constexpr (T::kMin > 0) hm = _mm512_mask_mov_epi16(hm, row_i, block_words<T::kBlockBytes, 2>(z0, z1));
+  }
+  const __m512 sc = _mm512_cvtph_ps(_mm512_castsi512_si256(hs));
+  for (int t = 0; t < NT; ++t) {
+    const uint8_t* xb = reinterpret_cast<const uint8_t*>(xq.qs(t0 + t));
+    const __m512i x1 = _mm512_loadu_si512(xb + e), x2 = _mm512_loadu_si512(xb + e + 64);
+    const __m512i l = _mm512_loadu_si512(xq.ls(t0 + t) + e / 8);
+    __m512i is[4];
+    for (int i = 0; i < 4; ++i) is[i] = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(l, w1[i], x1), w2[i], x2);
+    acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(reduce4(is[0], is[1], is[2], is[3])),
+                             _mm512_mul_ps(sc, rep4(xq.dx(t0 + t) + 4 * u)), acc[t]);
+    if constexpr (T::kMin > 0)
+      acc[t] = _mm512_fmadd_ps(_mm512_cvtph_ps(_mm512_castsi512_si256(hm)), rep4(xq.g32(t0 + t) + 4 * u), acc[t]);
+  }
+}
+
+// Rows row0 + i * rb (i < 4) for tokens t0 .. t0 + NT into out[t * 4 + i]; each stream prefetches
+// `ahead` bytes on.
+template <class T, int NT>
+__attribute__((noinline)) void decode_quartet_tokens(const uint8_t* row0, int64_t rb, int64_t row_bytes,
+                                                     int64_t n_cols, int64_t ahead, const XQuant& xq, int64_t t0,
+                                                     float* out) {
+  const int64_t n_full = n_cols / 128, n_units = (n_cols + 127) / 128;
+  __m512 acc[NT];
+  for (int t = 0; t < NT; ++t) acc[t] = _mm512_setzero_ps();
+  for (int64_t u = 0; u < n_full; ++u) {
+    const uint8_t* pf = row0 + u * T::kUnitBytes + ahead;
+    for (int r = 0; r < 4; ++r, pf += rb)
+      for (int64_t k = 0; k < T::kUnitBytes; k += 64) _mm_prefetch(reinterpret_cast<const char*>(pf + k), _MM_HINT_T0);
+    quartet_unit_tokens<T, NT>(row0 + u * T::kUnitBytes, rb, u, xq, t0, acc);
+  }
+  if (n_units > n_full) {  // the rows' tails side by side, zero-padded (d = 0; x padding is 0)
+    alignas(64) uint8_t tail[4][(T::kUnitBytes + 63) / 64 * 64];
+    for (int r = 0; r < 4; ++r)
+      copy_padded<static_cast<int>(sizeof tail[0])>(tail[r], row0 + r * rb + n_full * T::kUnitBytes,
+                                                     row_bytes - n_full * T::kUnitBytes);
+    quartet_unit_tokens<T, NT>(&tail[0][0], sizeof tail[0], n_full, xq, t0, acc);
+  }
+  for (int t = 0; t < NT; ++t) {  // (p0 + p1) + (p2 + p3), as combine4
+    const __m128 p01 = _mm_add_ps(_mm512_castps512_ps128(acc[t]), _mm512_extractf32x4_ps(acc[t], 1));
+    const __m128 p23 = _mm_add_ps(_mm512_extractf32x4_ps(acc[t], 2), _mm512_extractf32x4_ps(acc[t], 3));
+    _mm_storeu_ps(out + 4 * t, _mm_add_ps(p01, p23));
+  }
+}
+
 }  // namespace
 }  // namespace nt::detail

@@ -114,6 +114,31 @@ TEST_P(MatmulTypes, DecodeOnTallMatricesEqualsPrefill) {
   }
 }
 
+// Continuous batching's decode steps: a few tokens (2 to 17) at once. Up to the kernels'
+// stream_tokens their rows are streamed as a decode's are (four-row quartets decoded once for all
+// tokens), beyond it packed; either way each token's outputs must equal its one-token product.
+TEST_P(MatmulTypes, FewTokensEqualOneTokenDecodes) {
+  const DType type = GetParam();
+  LevelGuard guard;
+  const int64_t n_cols = cols_for(type), n_rows = 520, n_max = 17;
+  const auto x = random_activations(n_max * n_cols, 21);
+  RandomWeights w(type, n_rows, n_cols, 4242 + static_cast<uint32_t>(type));
+  ThreadPool pool1(1), pool2(2);
+  for (SimdLevel level : supported_levels()) {
+    set_simd_level(level);
+    std::vector<float> one(n_max * n_rows);
+    for (int64_t t = 0; t < n_max; ++t) matmul(w.view, x.data() + t * n_cols, n_cols, one.data() + t * n_rows, n_rows, 1, pool2);
+    for (int64_t n_tok : {2, 3, 5, 8, 13, 16, 17})
+      for (ThreadPool* pool : {&pool1, &pool2}) {
+        std::vector<float> y(n_tok * n_rows, -1.0f);
+        matmul(w.view, x.data(), n_cols, y.data(), n_rows, n_tok, *pool);
+        EXPECT_EQ(0, std::memcmp(y.data(), one.data(), y.size() * sizeof(float)))
+            << dtype_name(type) << " at " << simd_level_name(level) << " n_tokens " << n_tok << " threads "
+            << pool->n_threads();
+      }
+  }
+}
+
 // Float weights take any column count; the SIMD kernels walk a row in 8- or 16-column steps, so these
 // counts leave a partial last step (one of them only a partial step) at every position modulo 64;
 // 800 and 1100 also cut multi-token F32 tiles into 512-column blocks (decode is never cut). Each output
