@@ -9,15 +9,16 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <atomic>
+#include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <mutex>
-#include <thread>
+#include <tuple>
+#include <utility>
 
+#include "cli/bench_levels.h"
+#include "cli/bench_monitor.h"
 #include "cli/bench_prompts.h"
 #include "cli/bench_url_report.h"
 #include "cli/common.h"
@@ -28,8 +29,6 @@ namespace nt::cli {
 namespace {
 
 using nlohmann::json;
-using Clock = std::chrono::steady_clock;
-
 constexpr int kSeedWords = 3000;  // the seed text: a few thousand tokens to draw prompt windows from
 
 // Connects to host:port and closes: Ok, or the reason the connection failed ("connection refused").
@@ -106,63 +105,42 @@ Result<std::vector<int64_t>> server_tokenize(httplib::Client& cli, const std::st
   return first;
 }
 
-std::string request_body(const UrlBenchArgs& a, const std::string& model, const json& prompt, int n_gen) {
-  json body = {{"model", model},
-               {"max_tokens", n_gen},
-               {"stream", true},
-               {"stream_options", {{"include_usage", true}}},
-               {"ignore_eos", true},
-               {"temperature", 0}};
-  if (a.endpoint == "chat") body["messages"] = json::array({{{"role", "user"}, {"content", prompt}}});
-  else body["prompt"] = prompt;
-  return body.dump();
+// The context limit of one request from a GET /v1/models answer (the entry of `model`, else the
+// first): nexttok's meta.context_limit, vLLM's max_model_len, llama-server's meta.n_ctx_train; 0 if none.
+std::pair<int64_t, std::string> context_limit_of(const Result<json>& answer, const std::string& model) {
+  if (!answer) return {0, ""};
+  const json& j = answer.value();
+  if (!j.is_object() || !j.contains("data") || !j["data"].is_array() || j["data"].empty()) return {0, ""};
+  const json* entry = &j["data"][0];
+  for (const json& d : j["data"])
+    if (d.is_object() && d.contains("id") && d["id"] == model) entry = &d;
+  if (!entry->is_object()) return {0, ""};
+  const json meta = entry->contains("meta") && (*entry)["meta"].is_object() ? (*entry)["meta"] : json::object();
+  if (meta.contains("context_limit") && meta["context_limit"].is_number_integer())
+    return {meta["context_limit"].get<int64_t>(), "/v1/models meta.context_limit"};
+  if (entry->contains("max_model_len") && (*entry)["max_model_len"].is_number_integer())
+    return {(*entry)["max_model_len"].get<int64_t>(), "/v1/models max_model_len"};
+  if (meta.contains("n_ctx_train") && meta["n_ctx_train"].is_number_integer())
+    return {meta["n_ctx_train"].get<int64_t>(), "/v1/models meta.n_ctx_train"};
+  return {0, ""};
 }
 
-struct Target {
-  ServerUrl url;
-  std::string api_key, model, path;
-};
-
-// One level: a warm-up request, then `requests` requests from `concurrency` closed-loop clients.
-UrlBenchLevel run_level(const UrlBenchArgs& a, const Target& t, PromptMaker& prompts, int concurrency, int n_prompt,
-                        int n_gen) {
-  UrlBenchLevel level;
-  level.concurrency = concurrency;
-  level.n_prompt = n_prompt;
-  level.n_gen = n_gen;
-  level.requests = a.requests > 0 ? a.requests : 4 * concurrency;
-  level.prompt_estimated = !prompts.exact() || a.endpoint == "chat";
-  std::vector<std::string> bodies;  // made before timing starts; [0] is the warm-up's
-  for (int i = 0; i <= level.requests; ++i) bodies.push_back(request_body(a, t.model, prompts.next(n_prompt), n_gen));
-  level.warmup = stream_request(*make_client(t.url.scheme_host_port(), a.timeout_s, t.api_key), t.path, bodies[0],
-                                a.timeout_s);
-
-  std::vector<RequestSample> samples(static_cast<size_t>(level.requests));
-  std::atomic<int> next{0}, errors{0};
-  std::atomic<bool> stop{false};
-  std::mutex end_mutex;
-  Clock::time_point last_end{};
-  const auto start = Clock::now();
-  auto client_loop = [&] {
-    auto cli = make_client(t.url.scheme_host_port(), a.timeout_s, t.api_key);
-    for (int i; !stop && (i = next++) < level.requests;) {
-      samples[size_t(i)] = stream_request(*cli, t.path, bodies[size_t(i) + 1], a.timeout_s);
-      if (!samples[size_t(i)].ok() && 2 * ++errors > level.requests) stop = true;
-      std::lock_guard<std::mutex> lock(end_mutex);
-      last_end = std::max(last_end, Clock::now());
-    }
-  };
-  std::vector<std::thread> threads;
-  for (int c = 0; c < std::min(concurrency, level.requests); ++c) threads.emplace_back(client_loop);
-  for (auto& th : threads) th.join();
-  level.wall_s = std::chrono::duration<double>(last_end - start).count();
-  level.stopped_early = stop;
-  samples.resize(static_cast<size_t>(std::min(next.load(), level.requests)));
-  level.samples = std::move(samples);
-  return level;
+// Where each level's seed of arrival times comes from: --prompt-seed and the level's place.
+uint64_t arrival_seed(uint64_t prompt_seed, size_t level) {
+  return (prompt_seed ^ 0xA5A5A5A5DEADBEEFull) * 0x9E3779B97F4A7C15ull + level;
 }
 
 }  // namespace
+
+const char* scenario_name(UrlScenario s) {
+  switch (s) {
+    case UrlScenario::Concurrency: return "concurrency";
+    case UrlScenario::PromptLength: return "prompt-length";
+    case UrlScenario::Rate: return "rate";
+    case UrlScenario::MultiTurn: return "multi-turn";
+  }
+  return "?";
+}
 
 std::string ServerUrl::scheme_host_port() const {
   const bool v6 = host.find(':') != std::string::npos;
@@ -220,6 +198,17 @@ Status check_url_bench_args(const UrlBenchArgs& a) {
 #endif
   if (a.endpoint != "completions" && a.endpoint != "chat")
     return make_error("--endpoint must be completions or chat (got '%s')", a.endpoint.c_str());
+  if (a.scenario == UrlScenario::MultiTurn && a.endpoint != "chat")
+    return Error{"--scenario multi-turn sends conversations: it needs --endpoint chat"};
+  if (a.scenario == UrlScenario::PromptLength && (a.concurrency.size() != 1 || a.gens.size() != 1))
+    return Error{"--scenario prompt-length sweeps -p at one -n and one --concurrency"};
+  for (double r : a.rates)
+    if (!(r > 0 && r <= 100000)) return make_error("--rate must be between 0 and 100000 requests/s (got %g)", r);
+  NT_TRY(check_range("--turns", a.turns, 1, 1000));
+  if (!(a.slo_ttft_ms >= 0 && a.slo_ttft_ms <= 1e9) || !(a.slo_itl_ms >= 0 && a.slo_itl_ms <= 1e9))
+    return Error{"--slo-ttft and --slo-itl must be a number of milliseconds above 0 (0: no such SLO)"};
+  if (!(a.duration_s > 0 && a.duration_s <= 86400))
+    return make_error("--duration must be between 0 and 86400 seconds (got %g)", a.duration_s);
   for (int c : a.concurrency) NT_TRY(check_range("--concurrency", c, 1, 1024));
   for (int p : a.prompts) NT_TRY(check_range("-p (with --url)", p, 1, 1 << 20));
   for (int n : a.gens) NT_TRY(check_range("-n (with --url)", n, 1, 1 << 20));
@@ -238,19 +227,21 @@ int run_url_bench(const UrlBenchArgs& args) {
   if (Status st = tcp_probe(url->host, url->port, a.timeout_s); !st)
     return fail("bench", "cannot connect to " + url->display() + ": " + st.error().message);
 
-  Target t;
+  UrlTarget t;
   t.url = *url;
   t.api_key = a.api_key;
   t.path = url->base_path + (a.endpoint == "chat" ? "/v1/chat/completions" : "/v1/completions");
+  t.progress = stderr_is_tty();
   // The set-up calls have their own connection: a server that answers an error without reading the
   // request body (a rejected key) could leave it behind for the next request on the same connection.
   auto cli = make_client(url->scheme_host_port(), a.timeout_s, a.api_key);
   // GET /v1/models: a server that cannot be spoken to (TLS) stops here; an HTTP error does not.
   if (httplib::Result r = cli->Get(url->base_path + "/v1/models"); !r)
     return fail("bench", "cannot connect to " + url->display() + ": " + describe_http_error(r.error()));
+  const Result<json> models = json_call(*cli, "GET", url->base_path + "/v1/models");
   t.model = a.model;
   if (t.model.empty()) {
-    auto m = first_model(json_call(*cli, "GET", url->base_path + "/v1/models"), url->base_path);
+    auto m = first_model(models, url->base_path);
     if (m) t.model = *m;
     else std::fprintf(stderr, "bench: %s; using the model name \"default\"\n", m.error().message.c_str());
     if (!m) t.model = "default";
@@ -269,16 +260,43 @@ int run_url_bench(const UrlBenchArgs& args) {
   run.model = t.model;
   run.endpoint = a.endpoint;
   run.args = &a;
+  std::tie(run.context_limit, run.context_limit_source) = context_limit_of(models, t.model);
+  // KV-cache use is sampled during the levels when the server's /metrics has it now.
+  if (httplib::Result r = cli->Get(url->base_path + "/metrics"); r && r->status == 200 && parse_kv_usage(r->body)) {
+    run.kv_reported = true;
+    t.metrics = MetricsSource{url->scheme_host_port(), url->base_path + "/metrics", a.api_key,
+                              std::min(a.timeout_s, 10.0)};
+  }
   std::string stopped;  // the first error of the first level stopped early
+  auto finished = [&] {
+    const UrlBenchLevel& l = run.levels.back();
+    if (!l.warmup.ok()) std::fprintf(stderr, "bench: the warm-up request failed: %s\n", l.warmup.error.c_str());
+    std::fprintf(stderr, "bench: %s\n", level_progress_line(l).c_str());
+    if (l.stopped_early && stopped.empty()) stopped = summarize_level(l).first_error;
+  };
   for (int p : a.prompts)
-    for (int n : a.gens)
-      for (int c : a.concurrency) {
-        run.levels.push_back(run_level(a, t, prompts, c, p, n));
-        const UrlBenchLevel& l = run.levels.back();
-        if (!l.warmup.ok()) std::fprintf(stderr, "bench: the warm-up request failed: %s\n", l.warmup.error.c_str());
-        std::fprintf(stderr, "bench: %s\n", level_progress_line(l).c_str());
-        if (l.stopped_early && stopped.empty()) stopped = summarize_level(l).first_error;
+    for (int n : a.gens) {
+      if (a.scenario == UrlScenario::PromptLength && run.context_limit > 0 && int64_t(p) + n > run.context_limit) {
+        SkippedLevel s{p, n, str_printf("p + n = %lld tokens is beyond the server's context limit of %lld (%s)",
+                                        (long long)p + n, (long long)run.context_limit,
+                                        run.context_limit_source.c_str())};
+        std::fprintf(stderr, "bench: p=%d skipped: %s\n", p, s.reason.c_str());
+        run.skipped.push_back(std::move(s));
+        continue;
       }
+      if (a.scenario == UrlScenario::Rate) {
+        for (double r : a.rates) {
+          run.levels.push_back(run_rate_level(a, t, prompts, r, arrival_seed(a.prompt_seed, run.levels.size()), p, n));
+          finished();
+        }
+        continue;
+      }
+      for (int c : a.concurrency) {
+        run.levels.push_back(a.scenario == UrlScenario::MultiTurn ? run_multi_turn_level(a, t, prompts, c, p, n)
+                                                                  : run_closed_level(a, t, prompts, c, p, n));
+        finished();
+      }
+    }
   if (a.json) std::puts(url_bench_json(run).dump().c_str());
   else print_url_bench_table(run);
   std::fflush(stdout);

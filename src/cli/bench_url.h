@@ -1,8 +1,10 @@
 // cli/bench_url.h — `nexttok bench --url`: a load generator for any OpenAI-compatible server
-// (llama-server, vLLM, nexttok serve). Per concurrency level: one warm-up request, then R streamed
-// requests in a closed loop (C clients, each keeping one request in flight); reports output
-// tokens/s, time to first token, inter-token latency and end-to-end latency, with every sample in
-// the JSON output.
+// (llama-server, vLLM, nexttok serve). Scenarios: a concurrency sweep (closed loop: C clients, each
+// keeping one request in flight), a prompt-length sweep (TTFT against context), a request-rate sweep
+// (open loop, Poisson arrivals; goodput within SLOs) and multi-turn conversations (the prefix cache
+// made visible). Each level: one warm-up request, then streamed requests bounded in number and time;
+// reports output tokens/s, time to first token, inter-token and end-to-end latency, the server's
+// KV-cache use when its /metrics has it, with every sample in the JSON output.
 // Must not know: the offline bench (cmd_bench.cpp parses the flags and calls in here).
 #pragma once
 
@@ -14,14 +16,23 @@
 
 namespace nt::cli {
 
+enum class UrlScenario { Concurrency, PromptLength, Rate, MultiTurn };
+const char* scenario_name(UrlScenario s);  // "concurrency", "prompt-length", "rate", "multi-turn"
+
 struct UrlBenchArgs {
+  UrlScenario scenario = UrlScenario::Concurrency;
   std::string url;          // server base: http://host:port[/prefix][/v1]
   std::string api_key;      // empty: $OPENAI_API_KEY, if set
   std::string model;        // empty: the first id of GET /v1/models
   std::string endpoint = "completions";  // or "chat"
   std::vector<int> concurrency = {1};
   std::vector<int> prompts = {256}, gens = {128};  // every combination is a level per concurrency
-  int requests = 0;         // per level; 0: 4 x concurrency
+  int requests = 0;         // per level (multi-turn: conversations); 0: a default per scenario
+  std::vector<double> rates = {1, 2, 4};  // rate: requests/s offered per level (Poisson arrivals)
+  int turns = 4;            // multi-turn: turns per conversation
+  double slo_ttft_ms = 0;   // a request meets the SLOs when TTFT <= this (0: no TTFT SLO)
+  double slo_itl_ms = 0;    // ... and the mean of its inter-token gaps <= this (0: no ITL SLO)
+  double duration_s = 600;  // per level: no request (or conversation turn) starts after this
   uint64_t prompt_seed = 1;
   double timeout_s = 600;   // per request
   bool json = false;

@@ -15,6 +15,7 @@
 
 #include "cli/bench_concurrent.h"
 #include "cli/bench_url.h"
+#include "cli/bench_url_flags.h"
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/model_setup.h"
@@ -146,39 +147,17 @@ int cmd_bench(int argc, char** argv) {
                "probe memory read bandwidth and report tg as % of its ceiling (above 100%: the weights were "
                "read from the CPU caches, not memory)");
   // --url: a load generator for an OpenAI-compatible server instead (bench_url.h).
-  UrlBenchArgs url;
-  std::string concurrency = "1";
-  app.add_option("--url", url.url, "benchmark an OpenAI-compatible server at this base URL (http://host:port) "
-                 "instead: streamed requests at each --concurrency level; -p (default 256 here), -n, -m, -o apply");
-  app.add_option("--api-key", url.api_key, "with --url: sent as 'Authorization: Bearer' (default: $OPENAI_API_KEY)");
-  app.add_option("--concurrency", concurrency, "with --url: concurrent clients per level, e.g. 1,4,16 (default 1)");
-  app.add_option("--requests", url.requests, "with --url: requests per level after a warm-up (default 4 x concurrency)");
-  app.add_option("--endpoint", url.endpoint, "with --url: completions (default; exact prompt lengths when the server "
-                 "has /tokenize) or chat");
-  app.add_option("--prompt-seed", url.prompt_seed, "with --url: seed of the generated prompts (default 1)");
-  app.add_option("--timeout", url.timeout_s, "with --url: seconds per request (default 600)");
+  UrlBenchFlags url;
+  add_url_bench_flags(app, url);
   std::vector<int> pp, tg, depth, threads, parallel;
   auto check = [&]() -> Status {
-    if (!url.url.empty()) {
+    if (!url.args.url.empty()) {
       for (const char* f : {"--n-depth", "--threads", "--repetitions", "--batch-size", "--cache-type-k",
                             "--cache-type-v", "--parallel", "--bandwidth", "--hf-repo"})
         if (app.count(f) > 0) return make_error("%s does not apply to --url", f);
-      if (a.models.size() > 1) return Error{"with --url, -m is one model name"};
-      if (a.output != "md" && a.output != "table" && a.output != "json")
-        return make_error("-o must be table or json (got '%s')", a.output.c_str());
-      auto c = parse_list(concurrency, "--concurrency", 0);
-      if (!c) return c.error();
-      auto p = parse_list(app.count("--n-prompt") > 0 ? a.prompts : "256", "-p", 0);
-      if (!p) return p.error();
-      auto n = parse_list(a.gens, "-n", 0);
-      if (!n) return n.error();
-      url.concurrency = *c, url.prompts = *p, url.gens = *n;
-      url.model = a.models.empty() ? "" : a.models[0];
-      url.json = a.output == "json";
-      return check_url_bench_args(url);
+      return finish_url_bench_flags(app, url, a.models, a.output, a.prompts, a.gens);
     }
-    for (const char* f : {"--api-key", "--concurrency", "--requests", "--endpoint", "--prompt-seed", "--timeout"})
-      if (app.count(f) > 0) return make_error("%s needs --url", f);
+    NT_TRY(refuse_url_only_flags(app));
     if (!a.parallel.empty()) {
       auto np = parse_list(a.parallel, "-np", 1);
       if (!np) return np.error();
@@ -205,7 +184,7 @@ int cmd_bench(int argc, char** argv) {
     return {};
   };
   if (int rc = parse_args(app, argc, argv, check); rc >= 0) return rc;
-  if (!url.url.empty()) return run_url_bench(url);
+  if (!url.args.url.empty()) return run_url_bench(url.args);
   std::vector<ModelArgs> model_args;
   if (!a.hf_repo.empty()) model_args.push_back(ModelArgs{"", a.hf_repo});
   for (const auto& m : a.models) model_args.push_back(ModelArgs{m, ""});

@@ -111,7 +111,7 @@ int64_t int_field(const json& obj, const char* key, int64_t fallback) {
 
 // Folds one event's data into the sample. Returns false when the stream should stop ([DONE] or an error).
 bool take_event(const std::string& data, Clock::time_point t0, Clock::time_point now, Clock::time_point& last,
-                bool& done, RequestSample& s) {
+                bool& done, RequestSample& s, std::atomic<int64_t>* live_chunks) {
   if (data == "[DONE]") {
     done = true;
     return false;
@@ -137,6 +137,8 @@ bool take_event(const std::string& data, Clock::time_point t0, Clock::time_point
       else s.itl_ms.push_back(ms_between(last, now));
       last = now;
       ++s.content_chunks;
+      s.text += text;
+      if (live_chunks) live_chunks->fetch_add(1, std::memory_order_relaxed);
     }
     if (std::string fr = string_field(choice, "finish_reason"); !fr.empty()) s.finish_reason = fr;
   }
@@ -152,7 +154,7 @@ bool take_event(const std::string& data, Clock::time_point t0, Clock::time_point
 }  // namespace
 
 RequestSample stream_request(httplib::Client& cli, const std::string& path, const std::string& body,
-                             double timeout_s) {
+                             double timeout_s, std::atomic<int64_t>* live_chunks) {
   RequestSample s;
   s.output_tokens = -1;
   SseParser parser;
@@ -184,7 +186,7 @@ RequestSample stream_request(httplib::Client& cli, const std::string& path, cons
     }
     if (stop) return true;  // drain what follows [DONE]
     for (const std::string& ev : parser.feed(std::string_view(data, n)))
-      if (!stop && !take_event(ev, t0, now, last, done, s)) stop = true;
+      if (!stop && !take_event(ev, t0, now, last, done, s, live_chunks)) stop = true;
     return s.error.empty();
   };
   httplib::Response res;
@@ -194,7 +196,7 @@ RequestSample stream_request(httplib::Client& cli, const std::string& path, cons
   s.e2e_ms = ms_between(t0, end);
   if (status == 200 && !stop && s.error.empty())
     for (const std::string& ev : parser.finish())
-      if (!stop && !take_event(ev, t0, end, last, done, s)) stop = true;
+      if (!stop && !take_event(ev, t0, end, last, done, s, live_chunks)) stop = true;
 
   if (s.error.empty()) {
     if (timed_out || (!sent && s.e2e_ms >= timeout_s * 1e3 * 0.99)) {

@@ -6,6 +6,7 @@
 
 #include <httplib.h>
 
+#include <atomic>
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -42,6 +43,7 @@ struct RequestSample {
   int64_t cached_tokens = -1;  // usage.prompt_tokens_details.cached_tokens (-1: not reported)
   double e2e_ms = 0;
   std::string finish_reason;
+  std::string text;   // the generated text (a multi-turn conversation sends it back)
   std::string error;  // empty: the request succeeded
   bool ok() const { return error.empty(); }
 };
@@ -55,8 +57,9 @@ std::unique_ptr<httplib::Client> make_client(const std::string& scheme_host_port
 std::string describe_http_error(httplib::Error err);
 
 // POSTs body (JSON with "stream": true) to path and reads the event stream to its end, or until
-// timeout_s has passed since sending.
+// timeout_s has passed since sending. live_chunks, when given, counts the chunks with text as they
+// arrive (the progress line's current tokens/s).
 RequestSample stream_request(httplib::Client& cli, const std::string& path, const std::string& body,
-                             double timeout_s);
+                             double timeout_s, std::atomic<int64_t>* live_chunks = nullptr);
 
 }  // namespace nt::cli
