@@ -192,7 +192,9 @@ void Server::Impl::handle_generate(ApiKind kind, const httplib::Request& req, ht
   std::vector<TokenEvent> evs;
   while (!acc.finished) {
     fl->ch->pop_all(evs, kSlice);
-    if (evs.empty() && fl->client_gone()) return;  // Flight cancels the request
+    // Checked after every wait, not only an empty one: tokens arriving faster than the slice
+    // would otherwise keep a departed client's request running to its end.
+    if (fl->client_gone()) return;  // Flight cancels the request
     for (TokenEvent& ev : evs) {
       acc.text += ev.text;
       if (ev.finished) {
