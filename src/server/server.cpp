@@ -218,6 +218,12 @@ Status Server::start(ModelLoader loader) {
   s.http.set_write_timeout(o.timeout_s, 0);
   s.http.set_keep_alive_max_count(1000);
   s.http.set_tcp_nodelay(true);  // one small write per token: no Nagle delay between them
+  // SO_REUSEADDR, not the library's default SO_REUSEPORT: a second server on a port in use must
+  // fail to bind, not share the port (the kernel would split new connections between the two).
+  s.http.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  });
   s.register_routes();
   if (o.port == 0) {
     s.bound_port = s.http.bind_to_any_port(o.host);
@@ -265,6 +271,10 @@ Status Server::wait(const std::atomic<bool>* external_stop) {
   s.cancel_all();
   const auto hard = Clock::now() + std::chrono::seconds(5);
   while (s.inflight > 0 && Clock::now() < hard) sleep_ms(20);
+  // The library's stop() does nothing until its listen loop has started: a stop requested right
+  // after start() would leave that loop, and the join below, running forever.
+  const auto listening = Clock::now() + std::chrono::seconds(5);
+  while (!s.http.is_running() && Clock::now() < listening) sleep_ms(1);
   s.http.stop();
   shutdown_connections(s.bound_port);
   if (s.listen_thread.joinable()) s.listen_thread.join();
