@@ -59,6 +59,8 @@ bool equal_constant_time(const std::string& a, const std::string& b) {
   return diff == 0;
 }
 
+constexpr size_t kMaxHeaders = 100;
+
 bool is_public(const std::string& method, const std::string& path) {
   if (method == "OPTIONS") return true;  // CORS preflights carry no credentials
   for (const Route& r : route_table())
@@ -169,6 +171,24 @@ void Server::Impl::register_routes() {
     res.set_header("Access-Control-Allow-Headers", "Authorization, Content-Type");
     res.set_header("Access-Control-Max-Age", "600");
   });
+  // Framing the library would wait on or not bound: a body must come with a Content-Length (a
+  // chunked body escapes --max-body, an unframed one is read until the client closes), and a
+  // request carries at most kMaxHeaders headers. Refused before the body is read; the connection
+  // closes with the answer (one request per connection).
+  http.set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
+    if (req.headers.size() > kMaxHeaders) {
+      send_error(res, api_error(431, str_printf("too many request headers (%zu; at most %zu)", req.headers.size(),
+                                                kMaxHeaders)));
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    const bool body_method = req.method == "POST" || req.method == "PUT" || req.method == "PATCH";
+    if (body_method && (req.has_header("Transfer-Encoding") || !req.has_header("Content-Length"))) {
+      send_error(res, api_error(411, "send the request body with a Content-Length header (chunked or unframed "
+                                     "bodies are not accepted)", "invalid_request_error", "", "length_required"));
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    return httplib::Server::HandlerResponse::Unhandled;
+  });
   http.set_post_routing_handler([this](const httplib::Request&, httplib::Response& res) {
     if (!opt.cors_origin.empty()) {
       res.set_header("Access-Control-Allow-Origin", opt.cors_origin);
@@ -216,7 +236,10 @@ Status Server::start(ModelLoader loader) {
   s.http.set_payload_max_length(o.max_body);
   s.http.set_read_timeout(o.timeout_s, 0);
   s.http.set_write_timeout(o.timeout_s, 0);
-  s.http.set_keep_alive_max_count(1000);
+  // One request per connection: the library gives each connection a worker thread for as long as
+  // it is open, so idle kept-alive connections would hold the -np + --max-queue workers (four idle
+  // clients stalled every other one); a malformed request's connection is closed with its 400.
+  s.http.set_keep_alive_max_count(1);
   s.http.set_tcp_nodelay(true);  // one small write per token: no Nagle delay between them
   // SO_REUSEADDR, not the library's default SO_REUSEPORT: a second server on a port in use must
   // fail to bind, not share the port (the kernel would split new connections between the two).
