@@ -43,6 +43,21 @@ constexpr double kSlowFactor = 3;
 constexpr double kSlowFactor = 1;
 #endif
 
+// ThreadSanitizer's runtime adds threads of its own during a run (73 -> 77 seen after a burst of
+// disconnects, with nothing of the server's left), so the thread-count check runs in the other
+// builds only; its figures are still printed.
+#if defined(__SANITIZE_THREAD__)
+constexpr bool kCheckThreadCount = false;
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+constexpr bool kCheckThreadCount = false;
+#else
+constexpr bool kCheckThreadCount = true;
+#endif
+#else
+constexpr bool kCheckThreadCount = true;
+#endif
+
 using FaultClock = std::chrono::steady_clock;
 inline double ms_since(FaultClock::time_point t) {
   return std::chrono::duration<double, std::milli>(FaultClock::now() - t).count();
@@ -235,11 +250,11 @@ inline void expect_recovered(TestServer& srv, const std::string& what, int threa
   while (ms_since(t_conn) < 2000 * kSlowFactor) {
     conns = server_connections(srv.port());
     now_threads = thread_count();
-    if (conns == 0 && now_threads == threads) break;
+    if (conns == 0 && (now_threads == threads || !kCheckThreadCount)) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   EXPECT_EQ(conns, 0) << what << ": connections the server still holds open";
-  EXPECT_EQ(now_threads, threads) << what << ": threads before the fault vs now";
+  if (kCheckThreadCount) EXPECT_EQ(now_threads, threads) << what << ": threads before the fault vs now";
   std::printf("[fault] %-44s | /health %.1f ms | idle after %.0f ms | kv used %g | running %g | waiting %g | "
               "open connections %d | threads %d -> %d\n",
               what.c_str(), health_ms, idle_ms, used, running, waiting, conns, threads, now_threads);
