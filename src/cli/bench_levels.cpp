@@ -88,12 +88,18 @@ std::vector<double> poisson_arrivals(uint64_t seed, double rate, int n) {
   return out;
 }
 
-UrlBenchLevel run_closed_level(const UrlBenchArgs& a, const UrlTarget& t, PromptMaker& prompts, int concurrency,
-                               int n_prompt, int n_gen) {
+// A level's fixed settings (the scenarios fill in the rest).
+static UrlBenchLevel new_level(int concurrency, int n_prompt, int n_gen) {
   UrlBenchLevel level;
   level.concurrency = concurrency;
   level.n_prompt = n_prompt;
   level.n_gen = n_gen;
+  return level;
+}
+
+UrlBenchLevel run_closed_level(const UrlBenchArgs& a, const UrlTarget& t, PromptMaker& prompts, int concurrency,
+                               int n_prompt, int n_gen) {
+  UrlBenchLevel level = new_level(concurrency, n_prompt, n_gen);
   level.requests = a.requests > 0 ? a.requests : 4 * concurrency;
   level.prompt_estimated = !prompts.exact() || a.endpoint == "chat";
   std::vector<std::string> bodies;  // made before timing starts; [0] is the warm-up's
@@ -207,10 +213,7 @@ UrlBenchLevel run_rate_level(const UrlBenchArgs& a, const UrlTarget& t, PromptMa
 
 UrlBenchLevel run_multi_turn_level(const UrlBenchArgs& a, const UrlTarget& t, PromptMaker& prompts, int concurrency,
                                    int n_prompt, int n_gen) {
-  UrlBenchLevel level;
-  level.concurrency = concurrency;
-  level.n_prompt = n_prompt;
-  level.n_gen = n_gen;
+  UrlBenchLevel level = new_level(concurrency, n_prompt, n_gen);
   level.turns = a.turns;
   level.conversations = a.requests > 0 ? a.requests : concurrency;
   level.requests = level.conversations * level.turns;

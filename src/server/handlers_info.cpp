@@ -5,23 +5,11 @@
 #include "core/strings.h"
 #include "server/api_response.h"
 #include "server/server_impl.h"
+#include "tokenizer/unicode.h"
 
 namespace nt::server {
 
 namespace {
-
-bool is_valid_utf8(const std::string& s) {
-  size_t i = 0;
-  while (i < s.size()) {
-    const unsigned char c = static_cast<unsigned char>(s[i]);
-    int n = c < 0x80 ? 0 : (c >> 5) == 0x6 ? 1 : (c >> 4) == 0xE ? 2 : (c >> 3) == 0x1E ? 3 : -1;
-    if (n < 0 || i + size_t(n) >= s.size()) return false;
-    for (int k = 1; k <= n; ++k)
-      if ((static_cast<unsigned char>(s[i + size_t(k)]) & 0xC0) != 0x80) return false;
-    i += size_t(n) + 1;
-  }
-  return true;
-}
 
 // A boolean member, its default when absent; false with a 400 answered when it has another type.
 bool get_bool(const nlohmann::ordered_json& j, const char* key, bool def, bool& out, httplib::Response& res) {
@@ -92,7 +80,7 @@ void Server::Impl::handle_tokenize(const httplib::Request& req, httplib::Respons
     }
     const std::string p = tok.token_to_piece(id);
     nlohmann::json piece;
-    if (is_valid_utf8(p)) {
+    if (tok::utf8_is_valid(p)) {
       piece = p;
     } else {  // a partial UTF-8 sequence: its bytes, as llama-server gives them
       piece = nlohmann::json::array();
