@@ -2,6 +2,7 @@
 // tokenizer summary) and the memory picture (weights + KV cache for context x sequences).
 // Must not know: how models run (reads ModelShape and the GGUF directory only).
 #include <cinttypes>
+#include <cstdint>
 #include <cstdio>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -35,11 +36,21 @@ constexpr SpecialToken kSpecial[] = {
 };
 
 // Context lengths for the memory table: 512, 1024, ... below n_ctx_train, then n_ctx_train.
+// The doubling stops before it could overflow (a damaged file may declare 2^64 - 1).
 std::vector<uint64_t> table_contexts(uint64_t n_ctx_train) {
   std::vector<uint64_t> v;
-  for (uint64_t c = 512; c < n_ctx_train; c *= 2) v.push_back(c);
+  for (uint64_t c = 512; c < n_ctx_train; c *= 2) {
+    v.push_back(c);
+    if (c > n_ctx_train / 2) break;
+  }
   v.push_back(n_ctx_train);
   return v;
+}
+
+// Bytes as a count, saturated: a huge declared context overflows uint64 (and converting such a
+// double is undefined behaviour).
+uint64_t saturated_bytes(double x) {
+  return x >= 18446744073709551615.0 ? UINT64_MAX : static_cast<uint64_t>(x);
 }
 
 constexpr int kSeqs[] = {1, 4, 16};
@@ -153,8 +164,8 @@ int cmd_inspect(int argc, char** argv) {
       for (uint64_t c : table_contexts(*s.n_ctx_train))
         for (int n_seq : kSeqs) {
           const double kv = *kv_f16 * static_cast<double>(c) * n_seq;
-          mem.push_back({{"n_ctx", c}, {"n_seq", n_seq}, {"kv_bytes_f16", static_cast<uint64_t>(kv)},
-                         {"total_bytes", static_cast<uint64_t>(kv) + s.weight_bytes},
+          mem.push_back({{"n_ctx", c}, {"n_seq", n_seq}, {"kv_bytes_f16", saturated_bytes(kv)},
+                         {"total_bytes", saturated_bytes(kv + static_cast<double>(s.weight_bytes))},
                          {"kv_exceeds_weights", kv > static_cast<double>(s.weight_bytes)}});
         }
     }
@@ -233,7 +244,8 @@ int cmd_inspect(int argc, char** argv) {
       for (int n_seq : kSeqs) {
         const double kv = *kv_f16 * static_cast<double>(c) * n_seq;
         const bool flag = kv > static_cast<double>(s.weight_bytes);
-        out += str_printf(" %12s%s", format_bytes(static_cast<uint64_t>(kv) + s.weight_bytes).c_str(), flag ? "*" : " ");
+        out += str_printf(" %12s%s", format_bytes(saturated_bytes(kv + static_cast<double>(s.weight_bytes))).c_str(),
+                          flag ? "*" : " ");
       }
       out += "\n";
     }
