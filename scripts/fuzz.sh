@@ -9,11 +9,16 @@ shared=${NEXTTOK_SHARED_DIR:-../shared}
 targets=(build-fuzz/fuzz_*)
 [ -e "${targets[0]}" ] || { echo "fuzz: no targets built (scripts/build.sh fuzz)" >&2; exit 1; }
 per=$(( total / ${#targets[@]} )); [ $per -lt 10 ] && per=10
-# The tokenizer target encodes with real vocabularies from ../shared/vocab.
+# The tokenizer, chat-request and stream targets use real vocabularies from ../shared/vocab; the
+# chat-request target renders with real templates from ../shared/templates.
 if [ -d "$shared/vocab" ]; then export NT_FUZZ_VOCAB_DIR="$(realpath "$shared/vocab")"; fi
+if [ -d "$shared/templates" ]; then export NT_FUZZ_TEMPLATE_DIR="$(realpath "$shared/templates")"; fi
 for t in "${targets[@]}"; do
   name=$(basename "$t")
   if [ "$name" = fuzz_tokenizer ] && [ -z "${NT_FUZZ_VOCAB_DIR:-}" ]; then
+    echo "fuzz: skipping $name: no vocabularies ($shared/vocab absent)" >&2; continue
+  fi
+  if [ "$name" = fuzz_chat_request ] && [ -z "${NT_FUZZ_VOCAB_DIR:-}" ]; then
     echo "fuzz: skipping $name: no vocabularies ($shared/vocab absent)" >&2; continue
   fi
   corpus=build-fuzz/corpus-$name
