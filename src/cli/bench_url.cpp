@@ -21,6 +21,7 @@
 #include "cli/bench_monitor.h"
 #include "cli/bench_prompts.h"
 #include "cli/bench_url_report.h"
+#include "cli/report_html.h"
 #include "cli/common.h"
 #include "core/strings.h"
 
@@ -300,6 +301,10 @@ int run_url_bench(const UrlBenchArgs& args) {
   if (a.json) std::puts(url_bench_json(run).dump().c_str());
   else print_url_bench_table(run);
   std::fflush(stdout);
+  if (!a.report.empty()) {
+    if (Status st = write_bench_report(url_bench_json(run), a.report); !st) return fail("bench", st.error().message);
+    std::fprintf(stderr, "bench: report written to %s\n", a.report.c_str());
+  }
   if (!stopped.empty())
     return fail("bench", "more than half of the requests of a level failed; first error: " + stopped);
   return kExitOk;

@@ -36,6 +36,7 @@ struct UrlBenchArgs {
   uint64_t prompt_seed = 1;
   double timeout_s = 600;   // per request
   bool json = false;
+  std::string report;  // --report: also write the results as an HTML page here (report_html.h)
 };
 
 // Where the server is: parsed from --url.

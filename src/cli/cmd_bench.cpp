@@ -19,6 +19,7 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/model_setup.h"
+#include "cli/report_html.h"
 #include "core/strings.h"
 #include "kernels/kv_types.h"
 #include "kernels/read_probe.h"
@@ -41,6 +42,7 @@ struct BenchArgs {
   std::string cache_type_k = "f16", cache_type_v = "f16";
   bool bandwidth = false;
   std::string parallel;  // --parallel: concurrent-generation tests through the request path
+  std::string report, report_from;  // --report: an HTML page of the results; --report-from: of a saved run
 };
 
 Result<std::vector<int>> parse_list(const std::string& s, const char* what, int min_value) {
@@ -146,11 +148,17 @@ int cmd_bench(int argc, char** argv) {
   app.add_flag("--bandwidth", a.bandwidth,
                "probe memory read bandwidth and report tg as % of its ceiling (above 100%: the weights were "
                "read from the CPU caches, not memory)");
+  app.add_option("--report", a.report, "also write the results as one self-contained HTML page of charts, each with "
+                 "its numbers as a table (opens with no network), e.g. --report bench.html");
+  app.add_option("--report-from", a.report_from, "with --report: draw the page from a saved `bench -o json` "
+                 "document (offline, --url or a comparison) instead of running a benchmark");
   // --url: a load generator for an OpenAI-compatible server instead (bench_url.h).
   UrlBenchFlags url;
   add_url_bench_flags(app, url);
   std::vector<int> pp, tg, depth, threads, parallel;
   auto check = [&]() -> Status {
+    NT_TRY(check_report_flags(a.report, a.report_from, app.count("--url") > 0));
+    if (!a.report_from.empty()) return {};
     if (!url.args.url.empty()) {
       for (const char* f : {"--n-depth", "--threads", "--repetitions", "--batch-size", "--cache-type-k",
                             "--cache-type-v", "--parallel", "--bandwidth", "--hf-repo"})
@@ -184,6 +192,8 @@ int cmd_bench(int argc, char** argv) {
     return {};
   };
   if (int rc = parse_args(app, argc, argv, check); rc >= 0) return rc;
+  if (!a.report_from.empty()) return report_from_file(a.report_from, a.report);
+  url.args.report = a.report;
   if (!url.args.url.empty()) return run_url_bench(url.args);
   std::vector<ModelArgs> model_args;
   if (!a.hf_repo.empty()) model_args.push_back(ModelArgs{"", a.hf_repo});
@@ -334,7 +344,7 @@ int cmd_bench(int argc, char** argv) {
       std::printf("%% of BW: bytes a generated token reads (weights and cached K/V) x tokens/s, over the probed "
                   "bandwidth; above 100%% means part of them came from the CPU caches, not memory (a model "
                   "smaller than the caches)\n");
-    return 0;
+    if (a.report.empty()) return 0;
   }
   nlohmann::json out = nlohmann::json::array();
   for (const Row& x : rows) {
@@ -355,7 +365,12 @@ int cmd_bench(int argc, char** argv) {
     }
     out.push_back(std::move(j));
   }
-  std::puts(out.dump().c_str());
+  if (!md) std::puts(out.dump().c_str());
+  std::fflush(stdout);
+  if (!a.report.empty()) {
+    if (Status st = write_bench_report(out, a.report); !st) return fail("bench", st.error().message);
+    std::fprintf(stderr, "bench: report written to %s\n", a.report.c_str());
+  }
   return 0;
 }
 
