@@ -4,7 +4,8 @@ set -euo pipefail
 PKGS=(build-essential cmake ninja-build pkg-config clang lld libclang-rt-14-dev
       libgtest-dev libgmock-dev libbenchmark-dev libpcre2-dev nlohmann-json3-dev
       libcli11-dev libcpp-httplib-dev libcurl4-openssl-dev curl ca-certificates
-      prometheus)  # prometheus: its promtool validates the server's /metrics text in the tests
+      prometheus  # prometheus: its promtool validates the server's /metrics text in the tests
+      chromium)   # chromium: scripts/browser_test.sh opens the bench reports in it, headless
 missing=()
 # Tools that may come from outside Debian's packages (pyenv, nodesource): only installed when absent.
 command -v python3 >/dev/null 2>&1 || PKGS+=(python3)

@@ -16,6 +16,7 @@ echo "== tests (release) ==" >&2
 ctest --test-dir build --output-on-failure -j "$(nproc)" --timeout 900
 echo "== OpenAI SDK against nexttok serve ==" >&2
 bash scripts/sdk_test.sh
+bash scripts/browser_test.sh  # the bench reports in headless Chromium (puppeteer-core)
 [ $quick -eq 1 ] && exit 0
 echo "== tests (ASan + UBSan) ==" >&2
 bash scripts/build.sh asan
