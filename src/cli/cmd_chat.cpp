@@ -15,6 +15,7 @@
 #include "cli/generate.h"
 #include "cli/json_input.h"
 #include "cli/model_setup.h"
+#include "core/atomic_file.h"
 #include "core/files.h"
 #include "core/strings.h"
 #include "engine/chat_format.h"
@@ -53,12 +54,8 @@ Status save_conversation(const std::string& path, const server::ChatRenderer& r,
   j["format"] = r.name();
   j["messages"] = nlohmann::ordered_json::array();
   for (const ChatMessage& m : msgs) j["messages"].push_back({{"role", m.role}, {"content", m.content}});
-  FILE* f = std::fopen(path.c_str(), "wb");
-  if (!f) return make_error("cannot write %s", path.c_str());
-  const std::string s = j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-  const bool ok = std::fwrite(s.data(), 1, s.size(), f) == s.size();
-  if (std::fclose(f) != 0 || !ok) return make_error("cannot write %s", path.c_str());
-  return {};
+  // written whole or not at all: a session killed mid-save leaves the previous file intact
+  return write_file_atomic(path, j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n", inputs);
 }
 
 Result<std::vector<ChatMessage>> load_conversation(const std::string& path) {

@@ -260,7 +260,7 @@ int cmd_convert(int argc, char** argv) {
   w.set_bool("tokenizer.ggml.add_bos_token", true);
   w.set_bool("tokenizer.ggml.add_eos_token", false);
   for (const auto& t : *tensors) w.add_tensor(t.name, DType::F32, t.ne);
-  if (auto s = w.begin(out); !s) return fail("convert", s.error().message);
+  if (auto s = w.begin(out, {model_path, tok_path}); !s) return fail("convert", s.error().message);
   for (size_t i = 0; i < tensors->size(); ++i)
     if (auto s = w.write_tensor_data((*tensors)[i].data, w.tensor_bytes(i)); !s) return fail("convert", s.error().message);
   if (auto s = w.finish(); !s) return fail("convert", s.error().message);

@@ -126,7 +126,7 @@ int cmd_quantize(int argc, char** argv) {
     const GgufTensor& t = f.tensors()[i];
     w.add_tensor(t.name, plans[i].type, std::vector<uint64_t>(t.ne, t.ne + t.n_dims));
   }
-  if (auto s = w.begin(out); !s) return fail("quantize", s.error().message);
+  if (auto s = w.begin(out, {in}); !s) return fail("quantize", s.error().message);
 
   ThreadPool pool(resolve_threads(n_threads));
   const auto t0 = std::chrono::steady_clock::now();

@@ -194,7 +194,7 @@ int cmd_synth(int argc, char** argv) {
                arch.c_str(), static_cast<long long>(n_embd), static_cast<long long>(n_layer), static_cast<long long>(n_head),
                static_cast<long long>(n_head_kv), static_cast<long long>(head_dim), static_cast<long long>(n_ff),
                static_cast<long long>(n_vocab), preset->name, out.c_str(), format_bytes(w.total_bytes()).c_str());
-  if (auto s = w.begin(out); !s) return fail("synth", s.error().message);
+  if (auto s = w.begin(out, {vocab_path}); !s) return fail("synth", s.error().message);
 
   const auto t0 = std::chrono::steady_clock::now();
   ThreadPool pool(resolve_threads(n_threads));

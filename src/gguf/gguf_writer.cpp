@@ -59,12 +59,8 @@ void serialize(std::string& s, const GgufValue& v) {
 }
 }  // namespace
 
-GgufWriter::~GgufWriter() {
-  if (f_) {
-    std::fclose(f_);
-    std::remove(tmp_path_.c_str());
-  }
-}
+// out_'s destructor removes an unfinished temporary file
+GgufWriter::~GgufWriter() = default;
 
 void GgufWriter::put_kv(std::string_view key, GgufType type, std::string payload) {
   for (auto& kv : kvs_)
@@ -209,7 +205,7 @@ uint64_t GgufWriter::total_bytes() const {
 
 Status GgufWriter::fail_io(const char* what) {
   int e = errno;
-  return make_error("%s: %s: %s", tmp_path_.c_str(), what, std::strerror(e));
+  return make_error("%s: %s: %s", out_.temp_path().c_str(), what, std::strerror(e));
 }
 
 Status GgufWriter::write_raw(const void* data, size_t n) {
@@ -217,7 +213,7 @@ Status GgufWriter::write_raw(const void* data, size_t n) {
   return {};
 }
 
-std::string GgufWriter::temp_path(const std::string& path) { return path + ".tmp"; }
+std::string GgufWriter::temp_path(const std::string& path) { return atomic_temp_path(path); }
 
 Status GgufWriter::check_destination(const std::string& path, const std::vector<std::string>& inputs) {
   NT_TRY(check_output_path(path, inputs));
@@ -234,13 +230,11 @@ Status GgufWriter::check_destination(const std::string& path, const std::vector<
   return {};
 }
 
-Status GgufWriter::begin(const std::string& path) {
+Status GgufWriter::begin(const std::string& path, const std::vector<std::string>& inputs) {
   NT_CHECK(f_ == nullptr);
-  NT_TRY(check_destination(path, {}));
-  path_ = path;
-  tmp_path_ = temp_path(path);
-  f_ = std::fopen(tmp_path_.c_str(), "wb");
-  if (!f_) return make_error("%s: cannot create: %s", tmp_path_.c_str(), std::strerror(errno));
+  NT_TRY(check_destination(path, inputs));
+  NT_TRY(out_.open(path, inputs));
+  f_ = out_.file();
   std::setvbuf(f_, nullptr, _IOFBF, 1 << 20);
   const uint64_t a = alignment();
   uint64_t off = 0;
@@ -286,15 +280,9 @@ Status GgufWriter::write_tensor_data(const void* data, uint64_t n_bytes) {
 Status GgufWriter::finish() {
   NT_CHECK(f_ != nullptr);
   NT_CHECK(cur_tensor_ == tensors_.size());
-  Status s;
-  if (std::fflush(f_) != 0) s = fail_io("flush failed");
-  if (std::fclose(f_) != 0 && s.ok()) s = fail_io("close failed");
   f_ = nullptr;
-  if (s.ok() && std::rename(tmp_path_.c_str(), path_.c_str()) != 0)
-    s = make_error("%s: cannot rename to %s: %s", tmp_path_.c_str(), path_.c_str(), std::strerror(errno));
   // every failure removes the temporary file: a failed write leaves nothing behind
-  if (!s.ok()) std::remove(tmp_path_.c_str());
-  return s;
+  return out_.commit();
 }
 
 }  // namespace nt

@@ -5,7 +5,8 @@
 //
 // Use: set metadata and add_tensor(...) for every tensor, then begin(path) writes the header; then
 // write_tensor_data(...) once per tensor in the order added (each may be given in several pieces via
-// write_tensor_chunk); finish() pads, closes and renames the temporary file onto `path`.
+// write_tensor_chunk); finish() pads, closes and renames the temporary file onto `path` (an
+// AtomicFile: a writer killed at any moment leaves the old file or the complete new one).
 #pragma once
 
 #include <cstdint>
@@ -14,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/atomic_file.h"
 #include "core/result.h"
 #include "gguf/gguf.h"
 #include "tensor/dtype.h"
@@ -59,15 +61,18 @@ class GgufWriter {
   // Total file size once written (header + aligned data).
   uint64_t total_bytes() const;
 
-  // The temporary file begin(path) writes and finish() renames onto `path`.
+  // The temporary file begin(path) writes and finish() renames onto `path` (this process's
+  // ".NAME.nexttok-tmp-PID" in path's folder; see core/atomic_file.h).
   static std::string temp_path(const std::string& path);
   // Checks, before any work, that `path` may be replaced: not a directory or other non-regular
   // file, and neither it nor temp_path(path) is the same file as one of `inputs` (which writing
   // would destroy; compared as files, so "./a.gguf", a symlink or a hard link to a.gguf count).
   static Status check_destination(const std::string& path, const std::vector<std::string>& inputs);
 
-  // Writes the header and tensor directory to temp_path(path). Alignment: general.alignment if set.
-  Status begin(const std::string& path);
+  // Writes the header and tensor directory to temp_path(path), after check_destination(path,
+  // inputs) and removing the stale temporaries of earlier writers of `path` that were killed (never
+  // one of `inputs`). Alignment: general.alignment if set.
+  Status begin(const std::string& path, const std::vector<std::string>& inputs = {});
   // Appends the data of the next tensor in order; bytes must equal its size.
   Status write_tensor_data(const void* data, uint64_t n_bytes);
   // Appends part of the current tensor's data; the tensor ends when its size is reached.
@@ -97,8 +102,8 @@ class GgufWriter {
 
   std::vector<Kv> kvs_;
   std::vector<Tensor> tensors_;
-  std::string path_, tmp_path_;
-  FILE* f_ = nullptr;
+  AtomicFile out_;
+  FILE* f_ = nullptr;  // out_.file() between begin() and finish()
   size_t cur_tensor_ = 0;
   uint64_t cur_written_ = 0;
   uint64_t data_pos_ = 0;  // bytes written into the data section so far

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "gguf/gguf.h"
+#include "support/leftover_temps.h"
 #include "support/test_support.h"
 
 namespace nt {
@@ -213,7 +214,7 @@ TEST(ConvertLlama2c, DirectoriesAreErrors) {
   auto r = test::run_nexttok({"convert", "llama2c", dir + "/m.bin", dir + "/t.bin", "-o", dir + "/d"});
   EXPECT_EQ(r.rc, 1) << r.err;
   EXPECT_NE(r.err.find("/d: is a directory"), std::string::npos) << r.err;
-  EXPECT_FALSE(std::filesystem::exists(dir + "/d.tmp")) << "temporary file left behind";
+  EXPECT_TRUE(test::leftover_temps(dir).empty()) << "temporary file left behind";
   r = test::run_nexttok({"convert", "llama2c", dir + "/d", dir + "/t.bin", "-o", dir + "/o.gguf"});
   EXPECT_EQ(r.rc, 1) << r.err;
   EXPECT_NE(r.err.find("/d: is a directory"), std::string::npos) << r.err;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "gguf/gguf.h"
+#include "support/leftover_temps.h"
 #include "support/test_support.h"
 #include "tensor/dequant.h"
 
@@ -184,7 +185,7 @@ TEST(Synth, OutputDirectoryFailsAndLeavesNoTemporary) {
   auto r = test::run_nexttok(synth_args("llama", "q8_0", dir + "/out.gguf", test::shared_path("vocab/ggml-vocab-llama-spm.gguf")));
   EXPECT_EQ(r.rc, 1) << r.err;
   EXPECT_NE(r.err.find("out.gguf: is a directory"), std::string::npos) << r.err;
-  EXPECT_FALSE(std::filesystem::exists(dir + "/out.gguf.tmp")) << "temporary file left behind";
+  EXPECT_TRUE(test::leftover_temps(dir).empty()) << "temporary file left behind";
 }
 
 }  // namespace

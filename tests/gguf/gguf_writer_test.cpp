@@ -157,7 +157,7 @@ TEST(GgufWriter, NoFileLeftWhenNotFinished) {
   }
   FILE* f = std::fopen(path.c_str(), "rb");
   EXPECT_EQ(f, nullptr);
-  FILE* t = std::fopen((path + ".tmp").c_str(), "rb");
+  FILE* t = std::fopen(GgufWriter::temp_path(path).c_str(), "rb");
   EXPECT_EQ(t, nullptr);
   if (f) std::fclose(f);
   if (t) std::fclose(t);
@@ -178,7 +178,7 @@ TEST(GgufWriter, DirectoryDestinationIsAnErrorBeforeWriting) {
   auto s = w.begin(path);
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.error().message.find(path + ": is a directory"), std::string::npos) << s.error().message;
-  EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
+  EXPECT_FALSE(std::filesystem::exists(GgufWriter::temp_path(path)));
 }
 
 TEST(GgufWriter, NoTemporaryLeftWhenTheRenameFails) {
@@ -192,7 +192,7 @@ TEST(GgufWriter, NoTemporaryLeftWhenTheRenameFails) {
   auto s = w.finish();
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.error().message.find(path), std::string::npos) << s.error().message;
-  EXPECT_FALSE(std::filesystem::exists(path + ".tmp")) << "temporary file left behind";
+  EXPECT_FALSE(std::filesystem::exists(GgufWriter::temp_path(path))) << "temporary file left behind";
 }
 
 // Re-writing every real file of ../shared from what the reader saw reproduces it byte for byte
