@@ -61,6 +61,11 @@ void convert_row_to_f32(DType src_type, const void* src, float* dst, int64_t n);
 void rms_norm(const float* x, const float* w, float* y, int64_t n, float eps);
 // out = silu(gate) * up, n elements
 void silu_mul(const float* gate, const float* up, float* out, int64_t n);
+// out = gelu(gate) * up with GELU's tanh form, 0.5 g (1 + tanh(sqrt(2/pi) (g + 0.044715 g^3))) (gemma3);
+// gelu_mul_ref is that formula in float, the scalar level and the oracle of the SIMD levels, which
+// evaluate it as g / (1 + exp(-2 sqrt(2/pi) (g + 0.044715 g^3))).
+void gelu_mul(const float* gate, const float* up, float* out, int64_t n);
+void gelu_mul_ref(const float* gate, const float* up, float* out, int64_t n);
 // y += x
 void add_inplace(float* y, const float* x, int64_t n);
 // In-place softmax of n values; returns nothing, exact in the sense of max-subtracted exp.

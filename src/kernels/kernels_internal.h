@@ -86,6 +86,9 @@ AttnRowKernels attn_row_kernels_avx2(int head_dim, DType k_type, DType v_type);
 // Element-wise kernels per ISA: out = silu(gate) * up; x[i] = exp(x[i] - mx) returning the sum.
 void silu_mul_avx512(const float* gate, const float* up, float* out, int64_t n);
 void silu_mul_avx2(const float* gate, const float* up, float* out, int64_t n);
+// out = gelu(gate) * up (tanh form, as the sigmoid of twice its argument).
+void gelu_mul_avx512(const float* gate, const float* up, float* out, int64_t n);
+void gelu_mul_avx2(const float* gate, const float* up, float* out, int64_t n);
 float exp_sum_avx512(float* x, int64_t n, float mx);
 float exp_sum_avx2(float* x, int64_t n, float mx);
 // n floats to fp16 (round to nearest even), AVX2 + F16C.

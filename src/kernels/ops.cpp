@@ -53,6 +53,21 @@ void silu_mul(const float* gate, const float* up, float* out, int64_t n) {
   }
 }
 
+void gelu_mul_ref(const float* gate, const float* up, float* out, int64_t n) {
+  constexpr float kSqrt2OverPi = 0.79788456080286535588f, kCoef = 0.044715f;
+  for (int64_t i = 0; i < n; ++i) {
+    const float g = gate[i];
+    out[i] = 0.5f * g * (1.0f + std::tanh(kSqrt2OverPi * g * (1.0f + kCoef * g * g))) * up[i];
+  }
+}
+
+void gelu_mul(const float* gate, const float* up, float* out, int64_t n) {
+  const SimdLevel level = simd_level();
+  if (level == SimdLevel::Avx512) return detail::gelu_mul_avx512(gate, up, out, n);
+  if (level == SimdLevel::Avx2) return detail::gelu_mul_avx2(gate, up, out, n);
+  gelu_mul_ref(gate, up, out, n);
+}
+
 void add_inplace(float* y, const float* x, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] += x[i];
 }

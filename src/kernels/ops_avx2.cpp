@@ -54,6 +54,23 @@ void silu_mul_avx2(const float* gate, const float* up, float* out, int64_t n) {
   }
 }
 
+void gelu_mul_avx2(const float* gate, const float* up, float* out, int64_t n) {
+  const __m256 one = _mm256_set1_ps(1.0f), c = _mm256_set1_ps(-2.0f * 0.79788456080286535588f);
+  const __m256 a = _mm256_set1_ps(0.044715f);
+  // g / (1 + exp(-2u)), -2u = -2 sqrt(2/pi) g (1 + a g^2)
+  auto gelu = [&](__m256 g) {
+    const __m256 arg = _mm256_mul_ps(_mm256_mul_ps(c, g), _mm256_add_ps(one, _mm256_mul_ps(a, _mm256_mul_ps(g, g))));
+    return _mm256_div_ps(g, _mm256_add_ps(one, exp256(arg)));
+  };
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(out + i, _mm256_mul_ps(gelu(_mm256_loadu_ps(gate + i)), _mm256_loadu_ps(up + i)));
+  if (i < n) {
+    alignas(32) float o[8];
+    _mm256_store_ps(o, _mm256_mul_ps(gelu(load_n(gate + i, n - i)), load_n(up + i, n - i)));
+    for (int64_t j = 0; i + j < n; ++j) out[i + j] = o[j];
+  }
+}
+
 float exp_sum_avx2(float* x, int64_t n, float mx) {
   __m256 acc = _mm256_setzero_ps();
   const __m256 mv = _mm256_set1_ps(mx);

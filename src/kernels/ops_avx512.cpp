@@ -36,6 +36,19 @@ void silu_mul_avx512(const float* gate, const float* up, float* out, int64_t n) 
   }
 }
 
+void gelu_mul_avx512(const float* gate, const float* up, float* out, int64_t n) {
+  const __m512 one = _mm512_set1_ps(1.0f), c = _mm512_set1_ps(-2.0f * 0.79788456080286535588f);
+  const __m512 a = _mm512_set1_ps(0.044715f);
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 m = n - i >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << (n - i)) - 1);
+    const __m512 g = _mm512_maskz_loadu_ps(m, gate + i);
+    // -2u = -2 sqrt(2/pi) g (1 + a g^2)
+    const __m512 arg = _mm512_mul_ps(_mm512_mul_ps(c, g), _mm512_add_ps(one, _mm512_mul_ps(a, _mm512_mul_ps(g, g))));
+    const __m512 s = _mm512_div_ps(g, _mm512_add_ps(one, exp512(arg)));
+    _mm512_mask_storeu_ps(out + i, m, _mm512_mul_ps(s, _mm512_maskz_loadu_ps(m, up + i)));
+  }
+}
+
 float exp_sum_avx512(float* x, int64_t n, float mx) {
   __m512 acc = _mm512_setzero_ps();
   const __m512 mv = _mm512_set1_ps(mx);

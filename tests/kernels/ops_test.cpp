@@ -462,5 +462,41 @@ TEST(Ops, SiluMulAndSoftmaxAtEveryLevel) {
   }
 }
 
+// GELU (tanh form) gate: the scalar reference against the formula in double, and every SIMD
+// level against the reference, across both exp clamps and a tail shorter than a vector.
+TEST(Ops, GeluMulAtEveryLevel) {
+  LevelGuard guard;
+  const int64_t n = 77;
+  std::vector<float> g(n), u(n), ref(n);
+  for (int64_t i = 0; i < n; ++i) {
+    g[i] = -40.0f + 80.0f * static_cast<float>(i) / (n - 1);
+    u[i] = 0.5f + 0.01f * static_cast<float>(i);
+  }
+  g[5] = 0.0f, g[6] = 1e-3f, g[7] = -0.7f, g[8] = 2.5f;
+  gelu_mul_ref(g.data(), u.data(), ref.data(), n);
+  // The float formula loses to cancellation in 1 + tanh for negative g: an absolute error of a few
+  // ulp of |g * up|. The SIMD levels' sigmoid form does not, so they also meet the relative bound.
+  std::vector<double> e(n);
+  for (int64_t i = 0; i < n; ++i) {
+    const double x = g[i];
+    // 0.5 x (1 + tanh(v)) = x / (1 + exp(-2v)), without the cancellation
+    e[i] = x / (1 + std::exp(-2 * 0.7978845608028654 * (x + 0.044715 * x * x * x))) * u[i];
+    EXPECT_NEAR(ref[i], e[i], 1e-6 * std::fabs(e[i]) + 2.4e-7 * std::fabs(g[i] * u[i])) << x;
+  }
+  for (SimdLevel level : supported_levels()) {
+    set_simd_level(level);
+    std::vector<float> o(n);
+    gelu_mul(g.data(), u.data(), o.data(), n);
+    for (int64_t i = 0; i < n; ++i) {
+      EXPECT_NEAR(o[i], ref[i], 1e-6 * std::fabs(ref[i]) + 2.4e-7 * std::fabs(g[i] * u[i]))
+          << simd_level_name(level) << " " << g[i];
+      // exp's argument -2v carries float rounding: a relative error of about |2v| ulp in the result
+      const double v2 = std::fabs(2 * 0.7978845608028654 * (g[i] + 0.044715 * g[i] * g[i] * g[i]));
+      if (level != SimdLevel::Scalar)
+        EXPECT_NEAR(o[i], e[i], (1e-6 + 3e-7 * v2) * std::fabs(e[i]) + 1e-35) << simd_level_name(level) << " " << g[i];
+    }
+  }
+}
+
 }  // namespace
 }  // namespace nt::test
