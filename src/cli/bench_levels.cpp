@@ -109,7 +109,7 @@ UrlBenchLevel run_closed_level(const UrlBenchArgs& a, const UrlTarget& t, Prompt
   std::vector<RequestSample> samples(static_cast<size_t>(level.requests));
   std::atomic<int> next{0};
   std::atomic<bool> out_of_time{false};
-  LevelMonitor monitor(level_label(level), level.requests, t.progress, t.metrics);
+  LevelMonitor monitor(t.progress_prefix + level_label(level), level.requests, t.progress, t.metrics);
   Tally tally(level.requests, monitor);
   const auto start = Clock::now();
   const auto deadline = deadline_of(a, start);
@@ -160,7 +160,7 @@ UrlBenchLevel run_rate_level(const UrlBenchArgs& a, const UrlTarget& t, PromptMa
   int idle = 0;
   bool closing = false;
   std::vector<std::thread> workers;
-  LevelMonitor monitor(level_label(level), level.requests, t.progress, t.metrics);
+  LevelMonitor monitor(t.progress_prefix + level_label(level), level.requests, t.progress, t.metrics);
   Tally tally(level.requests, monitor);
   auto worker = [&] {
     auto cli = client_for(t, a);
@@ -228,7 +228,7 @@ UrlBenchLevel run_multi_turn_level(const UrlBenchArgs& a, const UrlTarget& t, Pr
   std::vector<std::vector<RequestSample>> per_conv(n_conv);
   std::atomic<int> next{0};
   std::atomic<bool> out_of_time{false};
-  LevelMonitor monitor(level_label(level), level.requests, t.progress, t.metrics);
+  LevelMonitor monitor(t.progress_prefix + level_label(level), level.requests, t.progress, t.metrics);
   Tally tally(level.requests, monitor);
   const auto start = Clock::now();
   const auto deadline = deadline_of(a, start);

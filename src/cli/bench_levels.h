@@ -26,6 +26,7 @@ struct UrlTarget {
   std::string path;       // the generation route (/v1/completions or /v1/chat/completions)
   MetricsSource metrics;  // empty path: the server does not report KV-cache use
   bool progress = false;  // draw the live progress line (stderr is a terminal)
+  std::string progress_prefix;  // before the level's name in the progress line ("round 1/2 A: ")
 };
 
 // The streamed request's JSON body: prompt (token ids or text) or, for chat, one user message.

@@ -219,26 +219,28 @@ Status check_url_bench_args(const UrlBenchArgs& a) {
   return {};
 }
 
-int run_url_bench(const UrlBenchArgs& args) {
-  UrlBenchArgs a = args;
-  if (a.api_key.empty())
-    if (const char* k = std::getenv("OPENAI_API_KEY"); k && *k) a.api_key = k;
+Result<UrlBenchRun> measure_url_bench(const UrlBenchArgs& a, const std::string& progress_prefix,
+                                      std::string* stopped_error) {
+  std::string api_key = a.api_key;
+  if (api_key.empty())
+    if (const char* k = std::getenv("OPENAI_API_KEY"); k && *k) api_key = k;
   auto url = parse_server_url(a.url);
-  if (!url) return fail("bench", url.error().message);
+  if (!url) return url.error();
   if (Status st = tcp_probe(url->host, url->port, a.timeout_s); !st)
-    return fail("bench", "cannot connect to " + url->display() + ": " + st.error().message);
+    return Error{"cannot connect to " + url->display() + ": " + st.error().message};
 
   UrlTarget t;
   t.url = *url;
-  t.api_key = a.api_key;
+  t.api_key = api_key;
+  t.progress_prefix = progress_prefix;
   t.path = url->base_path + (a.endpoint == "chat" ? "/v1/chat/completions" : "/v1/completions");
   t.progress = stderr_is_tty();
   // The set-up calls have their own connection: a server that answers an error without reading the
   // request body (a rejected key) could leave it behind for the next request on the same connection.
-  auto cli = make_client(url->scheme_host_port(), a.timeout_s, a.api_key);
+  auto cli = make_client(url->scheme_host_port(), a.timeout_s, api_key);
   // GET /v1/models: a server that cannot be spoken to (TLS) stops here; an HTTP error does not.
   if (httplib::Result r = cli->Get(url->base_path + "/v1/models"); !r)
-    return fail("bench", "cannot connect to " + url->display() + ": " + describe_http_error(r.error()));
+    return Error{"cannot connect to " + url->display() + ": " + describe_http_error(r.error())};
   const Result<json> models = json_call(*cli, "GET", url->base_path + "/v1/models");
   t.model = a.model;
   if (t.model.empty()) {
@@ -265,14 +267,15 @@ int run_url_bench(const UrlBenchArgs& args) {
   // KV-cache use is sampled during the levels when the server's /metrics has it now.
   if (httplib::Result r = cli->Get(url->base_path + "/metrics"); r && r->status == 200 && parse_kv_usage(r->body)) {
     run.kv_reported = true;
-    t.metrics = MetricsSource{url->scheme_host_port(), url->base_path + "/metrics", a.api_key,
+    t.metrics = MetricsSource{url->scheme_host_port(), url->base_path + "/metrics", api_key,
                               std::min(a.timeout_s, 10.0)};
   }
-  std::string stopped;  // the first error of the first level stopped early
+  std::string& stopped = *stopped_error;  // the first error of the first level stopped early
+  stopped.clear();
   auto finished = [&] {
     const UrlBenchLevel& l = run.levels.back();
     if (!l.warmup.ok()) std::fprintf(stderr, "bench: the warm-up request failed: %s\n", l.warmup.error.c_str());
-    std::fprintf(stderr, "bench: %s\n", level_progress_line(l).c_str());
+    std::fprintf(stderr, "bench: %s%s\n", progress_prefix.c_str(), level_progress_line(l).c_str());
     if (l.stopped_early && stopped.empty()) stopped = summarize_level(l).first_error;
   };
   for (int p : a.prompts)
@@ -298,6 +301,14 @@ int run_url_bench(const UrlBenchArgs& args) {
         finished();
       }
     }
+  return run;
+}
+
+int run_url_bench(const UrlBenchArgs& a) {
+  std::string stopped;
+  Result<UrlBenchRun> measured = measure_url_bench(a, "", &stopped);
+  if (!measured) return fail("bench", measured.error().message);
+  const UrlBenchRun& run = *measured;
   if (a.json) std::puts(url_bench_json(run).dump().c_str());
   else print_url_bench_table(run);
   std::fflush(stdout);

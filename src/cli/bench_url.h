@@ -52,6 +52,14 @@ Result<ServerUrl> parse_server_url(const std::string& url);
 // Flag checks that need no server (usage errors): the URL, the lists, the endpoint, the numbers.
 Status check_url_bench_args(const UrlBenchArgs& a);
 
+struct UrlBenchRun;  // bench_url_report.h
+
+// Runs every level on the server at a.url (a must outlive the result: the run points to it);
+// progress_prefix goes before each progress line ("round 1/2 A: "). *stopped_error: the first error
+// of the first level that stopped early, "" when none. An error: the server cannot be reached.
+Result<UrlBenchRun> measure_url_bench(const UrlBenchArgs& a, const std::string& progress_prefix,
+                                      std::string* stopped_error);
+
 // Runs the benchmark, prints the results; returns the exit code (1: the server cannot be reached,
 // or a level stopped early because more than half of its requests failed).
 int run_url_bench(const UrlBenchArgs& a);
