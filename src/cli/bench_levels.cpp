@@ -22,6 +22,8 @@ using Clock = std::chrono::steady_clock;
 
 constexpr int kMaxOpenLoopWorkers = 4096;  // requests in flight at once in the rate sweep
 
+double elapsed_s(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
 std::unique_ptr<httplib::Client> client_for(const UrlTarget& t, const UrlBenchArgs& a) {
   return make_client(t.url.scheme_host_port(), a.timeout_s, t.api_key);
 }
@@ -122,7 +124,9 @@ UrlBenchLevel run_closed_level(const UrlBenchArgs& a, const UrlTarget& t, Prompt
       }
       const int i = next++;
       if (i >= level.requests) break;
+      const double sent_s = elapsed_s(start);
       samples[size_t(i)] = stream_request(*cli, t.path, bodies[size_t(i) + 1], a.timeout_s, monitor.live_chunks());
+      samples[size_t(i)].start_s = sent_s;
       tally.record(samples[size_t(i)]);
     }
   };
@@ -162,6 +166,8 @@ UrlBenchLevel run_rate_level(const UrlBenchArgs& a, const UrlTarget& t, PromptMa
   std::vector<std::thread> workers;
   LevelMonitor monitor(t.progress_prefix + level_label(level), level.requests, t.progress, t.metrics);
   Tally tally(level.requests, monitor);
+  const auto start = Clock::now();
+  const auto deadline = deadline_of(a, start);
   auto worker = [&] {
     auto cli = client_for(t, a);
     for (;;) {
@@ -175,12 +181,12 @@ UrlBenchLevel run_rate_level(const UrlBenchArgs& a, const UrlTarget& t, PromptMa
         i = due.front();
         due.pop_front();
       }
+      const double sent_s = elapsed_s(start);
       samples[size_t(i)] = stream_request(*cli, t.path, bodies[size_t(i) + 1], a.timeout_s, monitor.live_chunks());
+      samples[size_t(i)].start_s = sent_s;
       tally.record(samples[size_t(i)]);
     }
   };
-  const auto start = Clock::now();
-  const auto deadline = deadline_of(a, start);
   int sent = 0;
   for (; sent < level.requests && !tally.stopped(); ++sent) {
     const auto at = start + seconds(arrivals[size_t(sent)]);
@@ -244,7 +250,9 @@ UrlBenchLevel run_multi_turn_level(const UrlBenchArgs& a, const UrlTarget& t, Pr
           break;
         }
         body["messages"].push_back({{"role", "user"}, {"content", user[size_t(c) * n_turns + turn]}});
+        const double sent_s = elapsed_s(start);
         RequestSample s = stream_request(*cli, t.path, body.dump(), a.timeout_s, monitor.live_chunks());
+        s.start_s = sent_s;
         tally.record(s);
         const bool ok = s.ok();
         body["messages"].push_back({{"role", "assistant"}, {"content", s.text}});

@@ -30,6 +30,7 @@ json sample_json(const RequestSample& s) {
           {"itl_ms", s.itl_ms},
           {"output_tokens", s.output_tokens},
           {"e2e_ms", s.e2e_ms},
+          {"start_s", s.start_s},
           {"prompt_tokens", s.prompt_tokens >= 0 ? json(s.prompt_tokens) : json(nullptr)},
           {"cached_tokens", s.cached_tokens >= 0 ? json(s.cached_tokens) : json(nullptr)},
           {"finish_reason", s.finish_reason.empty() ? json(nullptr) : json(s.finish_reason)},

@@ -213,6 +213,48 @@ void cdf_chart(const std::vector<Run>& runs, const std::string& scenario, bool i
   out.push_back(std::move(c));
 }
 
+// The output tokens/s of a level over time: every streamed chunk with text (one token) at the time it
+// arrived (the request's start_s, then its TTFT, then its gaps), counted in bins of the first of
+// kTimeBins that makes at most 40 of them; x is each bin's end.
+constexpr double kTimeBins[] = {0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300};
+
+void tps_time_chart(const std::vector<Run>& runs, const std::string& scenario, std::vector<ReportChart>& out) {
+  ReportChart c =
+      new_chart("chart-tps-time", "Output tokens/s over time", "seconds since the level started", "output tokens/s");
+  c.table.columns = {"series", "bin (s)", "tokens", "peak tok/s"};
+  for (const Run& r : runs)
+    for (const json& l : r.levels()) {
+      std::vector<double> times;
+      for (const json& x : field(l, "samples")) {
+        const double start = num_field(x, "start_s"), ttft = num_field(x, "ttft_ms");
+        if (!field(x, "error").is_null() || !std::isfinite(start) || !std::isfinite(ttft)) continue;
+        double t = start + ttft / 1000;
+        times.push_back(t);
+        for (const json& g : field(x, "itl_ms"))
+          if (g.is_number()) times.push_back(t += g.get<double>() / 1000);
+      }
+      if (times.empty()) continue;
+      const double last = *std::max_element(times.begin(), times.end());
+      double bin = kTimeBins[0];
+      for (double b : kTimeBins)
+        if ((bin = b) * 40 >= last) break;
+      std::vector<double> counts(static_cast<size_t>(std::floor(last / bin)) + 1, 0);
+      for (double t : times)
+        counts[std::min(counts.size() - 1, static_cast<size_t>(std::max(0.0, std::floor(t / bin))))]++;
+      ReportSeries series{r.label + " " + level_key(r, scenario, l), {}, {}};
+      double peak = 0;
+      for (size_t i = 0; i < counts.size(); ++i) {
+        series.points.push_back({double(i + 1) * bin, counts[i] / bin});
+        peak = std::max(peak, counts[i] / bin);
+      }
+      c.table.rows.push_back({series.name, str_printf("%g", bin), std::to_string(times.size()), cell(peak, 1)});
+      c.series.push_back(std::move(series));
+    }
+  if (c.series.empty()) return;
+  c.note = "chunks with text of the requests that succeeded (one token each), counted where they arrived";
+  out.push_back(std::move(c));
+}
+
 void kv_chart(const std::vector<Run>& runs, const std::string& scenario, std::vector<ReportChart>& out) {
   ReportChart c =
       new_chart("chart-kv-time", "KV-cache use over time", "seconds since the level started", "KV-cache use (%)");
@@ -298,8 +340,9 @@ ReportTable ratios_table(const json& ratios) {
 void add_facts(const Run& r, bool comparison, std::vector<std::string>& facts) {
   const json& d = *r.doc;
   const std::string who = comparison ? r.label + ": " : "";
-  facts.push_back(who + "url " + str_field(d, "url") + ", model " + str_field(d, "model") + ", endpoint " +
-                  str_field(d, "endpoint"));
+  const std::string url =
+      r.label.find(str_field(d, "url")) == std::string::npos ? "url " + str_field(d, "url") + ", " : "";
+  facts.push_back(who + url + "model " + str_field(d, "model") + ", endpoint " + str_field(d, "endpoint"));
   const json& cfg = field(d, "config");
   std::string slo;
   const double slo_ttft = num_field(cfg, "slo_ttft_ms"), slo_itl = num_field(cfg, "slo_itl_ms");
@@ -337,6 +380,7 @@ Result<ReportPage> url_report_page(const json& doc) {
     concurrency_charts(runs, page.charts);
   cdf_chart(runs, scenario, false, page.charts);
   cdf_chart(runs, scenario, true, page.charts);
+  tps_time_chart(runs, scenario, page.charts);
   kv_chart(runs, scenario, page.charts);
   if (comparison && field(doc, "ratios").is_array() && !doc["ratios"].empty())
     page.tables.push_back({"Ratios A/B per level (A's value over B's in the same round)", ratios_table(doc["ratios"])});

@@ -42,6 +42,7 @@ struct RequestSample {
   int64_t prompt_tokens = -1;  // usage.prompt_tokens (-1: not reported)
   int64_t cached_tokens = -1;  // usage.prompt_tokens_details.cached_tokens (-1: not reported)
   double e2e_ms = 0;
+  double start_s = 0;  // when it was sent, in seconds since its level started (set by the level)
   std::string finish_reason;
   std::string text;   // the generated text (a multi-turn conversation sends it back)
   std::string error;  // empty: the request succeeded

@@ -108,6 +108,34 @@ TEST(ReportHtml, UrlRunPageIsSelfContainedWithItsNumbersInTables) {
     EXPECT_NE(h.find(cell), std::string::npos) << cell;
 }
 
+TEST(ReportHtml, TokensPerSecondOverTimeWhenSamplesHaveStartTimes) {
+  json doc = url_run("m");
+  auto page = cli::url_report_page(doc);
+  ASSERT_TRUE(page.ok());
+  for (const auto& c : page->charts) EXPECT_NE(c.id, "chart-tps-time");  // no start_s: not drawn
+  // c=1: two requests sent at 0 and 0.1 s: TTFT 40/41 ms, then gaps of 10.5 and 11.25 ms: 6 tokens.
+  doc["levels"][0]["samples"][0]["start_s"] = 0.0;
+  doc["levels"][0]["samples"][1]["start_s"] = 0.1;
+  doc["levels"].erase(1);
+  page = cli::url_report_page(doc);
+  ASSERT_TRUE(page.ok());
+  const cli::ReportChart* c = nullptr;
+  for (const auto& x : page->charts)
+    if (x.id == "chart-tps-time") c = &x;
+  ASSERT_NE(c, nullptr);
+  ASSERT_EQ(c->series.size(), 1u);
+  const auto& pts = c->series[0].points;
+  ASSERT_EQ(pts.size(), 4u);  // the last token at 0.16275 s: bins of 0.05 s up to 0.2
+  double tokens = 0;
+  for (auto [x, y] : pts) tokens += y * 0.05;
+  EXPECT_NEAR(tokens, 6, 1e-9);
+  EXPECT_DOUBLE_EQ(pts.back().first, 0.2);
+  // Tokens at 0.04, 0.0505, 0.06175 and 0.141, 0.1515, 0.16275 s: 1, 2, 1, 2 per bin.
+  EXPECT_EQ(pts[1].second, 2 / 0.05);
+  EXPECT_EQ(pts[2].second, 1 / 0.05);
+  EXPECT_EQ(c->table.rows[0], (std::vector<std::string>{"m c=1", "0.05", "6", "40.0"}));
+}
+
 TEST(ReportHtml, LabelsCannotEndTheScriptElement) {
   const std::string evil = "</script><script>alert(1)</script><!--";
   json doc = {

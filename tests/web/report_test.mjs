@@ -52,6 +52,26 @@ function cdfPoints(values) {
   return ranks.map((i) => [v[i], (i + 1) / n]);
 }
 
+// Output tokens/s over time as the report must bin it: each chunk with text (one token) at its
+// request's start_s + TTFT + the gaps so far; bins of the first width with at most 40 of them up to
+// the last token; a point per bin at its end.
+const TIME_BINS = [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300];
+function tokensOverTime(samples) {
+  const times = [];
+  for (const s of samples) {
+    if (s.error !== null || !finite(s.start_s) || !finite(s.ttft_ms)) continue;
+    let t = s.start_s + s.ttft_ms / 1000;
+    times.push(t);
+    for (const g of s.itl_ms) if (finite(g)) times.push((t += g / 1000));
+  }
+  if (times.length === 0) return [];
+  const last = Math.max(...times);
+  const bin = TIME_BINS.find((b) => b * 40 >= last) ?? TIME_BINS[TIME_BINS.length - 1];
+  const counts = new Array(Math.floor(last / bin) + 1).fill(0);
+  for (const t of times) counts[Math.min(counts.length - 1, Math.max(0, Math.floor(t / bin)))]++;
+  return counts.map((c, i) => [(i + 1) * bin, c / bin]);
+}
+
 // {chart id: {series name: [[x, y], ...]}}, points with a y that is not a number left out (not drawn).
 function expectedCharts(doc) {
   const charts = {};
@@ -88,6 +108,7 @@ function expectedCharts(doc) {
       for (const [x, y] of cdfPoints(ok.map((s) => s.ttft_ms))) add('chart-cdf-ttft', key, x, y);
       for (const [x, y] of cdfPoints(ok.flatMap((s) => s.itl_ms))) add('chart-cdf-itl', key, x, y);
       for (const s of (l.kv_cache_usage && l.kv_cache_usage.samples) || []) add('chart-kv-time', key, s.t_s, 100 * s.usage);
+      for (const [x, y] of tokensOverTime(l.samples)) add('chart-tps-time', key, x, y);
     }
   }
   return charts;
