@@ -218,6 +218,9 @@ void Engine::finish(RequestState& r, TokenEvent ev) {
   TokenSink sink = std::move(r.sink);
   const RequestId id = r.id;
   requests_.erase(id);  // r is gone from here on
+  // Before the final event: whoever it wakes (a server freeing the request's queue slot) must not
+  // read it as still running or holding blocks.
+  publish_stats();
   if (sink) sink(ev);
 }
 
