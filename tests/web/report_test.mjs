@@ -5,7 +5,8 @@
 // from its fields. The reports come from real runs saved in fixtures/ (bench -o json), rendered by
 // `nexttok bench --report-from`; a screenshot of each is written to a temporary directory.
 //   node report_test.mjs                     the test (scripts/browser_test.sh)
-//   node report_test.mjs --picture OUT.png   also the README's picture (the comparison report)
+//   node report_test.mjs --picture OUT.png [RUN.json]   also the README's picture: the top of the
+//                                                       report of RUN.json (default: the comparison fixture)
 // Env: NEXTTOK_BIN (the binary), CHROMIUM_BIN (default /usr/bin/chromium).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -20,6 +21,7 @@ const bin = process.env.NEXTTOK_BIN || path.join(here, '../../build/nexttok');
 const chromium = process.env.CHROMIUM_BIN || '/usr/bin/chromium';
 const pictureAt = process.argv.indexOf('--picture');
 const picture = pictureAt > 0 ? process.argv[pictureAt + 1] : null;
+const pictureFrom = (pictureAt > 0 && process.argv[pictureAt + 2]) || path.join(here, 'fixtures/compare.json');
 
 // ---- What each chart must show, from the bench document's fields ----
 
@@ -194,13 +196,14 @@ async function checkReport(browser, fixture, outDir) {
   return drawn.length;
 }
 
-// The README's picture: the top of the comparison report (title and the first two charts).
-async function takePicture(browser, outDir, to) {
-  const html = render(path.join(here, 'fixtures/compare.json'), outDir);
+// The README's picture: the top of a report (its title and first two charts).
+async function takePicture(browser, outDir, from, to) {
+  const html = render(from, outDir);
   const { page, errors } = await openReport(browser, html);
   assert.deepEqual(errors, []);
   await page.setViewport({ width: 760, height: 800 });
-  const bottom = await page.$eval('#chart-ttft-concurrency', (e) => e.getBoundingClientRect().bottom + window.scrollY);
+  const bottom = await page.$eval('section.chart-block:nth-of-type(2) .chart',
+    (e) => e.getBoundingClientRect().bottom + window.scrollY);
   await page.screenshot({ path: to, clip: { x: 0, y: 0, width: 760, height: Math.ceil(bottom) + 8 } });
   console.log(`report_test: picture ${to} (${fs.statSync(to).size} bytes)`);
   await page.close();
@@ -218,7 +221,7 @@ try {
   assert.ok(fixtures.length >= 6, 'the fixtures are missing');
   let charts = 0;
   for (const f of fixtures) charts += await checkReport(browser, path.join(here, 'fixtures', f), outDir);
-  if (picture) await takePicture(browser, outDir, picture);
+  if (picture) await takePicture(browser, outDir, pictureFrom, picture);
   console.log(`report_test: PASS: ${fixtures.length} reports, ${charts} charts; screenshots in ${outDir}`);
 } finally {
   await browser.close();
