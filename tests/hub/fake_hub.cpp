@@ -4,6 +4,7 @@
 #include <httplib.h>
 #include <openssl/evp.h>
 
+#include <chrono>
 #include <cstring>
 #include <nlohmann/json.hpp>
 
@@ -127,7 +128,9 @@ FakeHub::FakeHub() : srv_(std::make_unique<httplib::Server>()) {
     auto shared = std::make_shared<std::string>(std::move(data));
     // cpp-httplib applies a single Range itself (206 + Content-Range) and asks for that window.
     res.set_content_provider(shared->size(), "application/octet-stream",
-                             [shared, cut, cut_pos](size_t offset, size_t length, httplib::DataSink& sink) {
+                             [this, shared, cut, cut_pos](size_t offset, size_t length, httplib::DataSink& sink) {
+                               if (int us = chunk_delay_us; us > 0)
+                                 std::this_thread::sleep_for(std::chrono::microseconds(us));
                                size_t n = std::min<size_t>(length, 4096);
                                if (cut) {
                                  if (offset >= cut_pos) return false;  // drop the connection

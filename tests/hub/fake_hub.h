@@ -52,6 +52,7 @@ class FakeHub {
   std::atomic<size_t> cut_at{0};
   std::atomic<int> corrupt_downloads{0};  // this many next blob GETs flip one byte
   std::atomic<bool> down{false};          // answer every request with 503
+  std::atomic<int> chunk_delay_us{0};     // pause before each 4 KiB of a blob (a slow download)
 
   // Records.
   std::atomic<int> api_calls{0};
