@@ -72,12 +72,15 @@ struct Answer {
   int64_t completion_tokens = -1;
 };
 
+// The text of one choice: "text" (completions), "delta.content" (chat chunks), "message.content".
 std::string choice_text(const nlohmann::json& choice, bool chat, bool stream) {
-  const nlohmann::json* t = nullptr;
-  if (!chat) t = choice.contains("text") ? &choice["text"] : nullptr;
-  else if (stream) t = choice.contains("delta") && choice["delta"].contains("content") ? &choice["delta"]["content"] : nullptr;
-  else t = choice.contains("message") && choice["message"].contains("content") ? &choice["message"]["content"] : nullptr;
-  return t && t->is_string() ? t->get<std::string>() : "";
+  const nlohmann::json* t = &choice;
+  for (const char* key : chat ? std::vector<const char*>{stream ? "delta" : "message", "content"}
+                              : std::vector<const char*>{"text"}) {
+    if (!t->is_object() || !t->contains(key)) return "";
+    t = &(*t)[key];
+  }
+  return t->is_string() ? t->get<std::string>() : "";
 }
 
 Answer ask(const ServeChild& srv, const Spec& s) {
@@ -144,7 +147,8 @@ std::string check(const Spec& s, const Answer& a, const std::string& ref) {
   if (a.finish_reason == "length" && a.completion_tokens >= 0 && a.completion_tokens != s.max_tokens)
     return "finish_reason length after " + std::to_string(a.completion_tokens) + " of " + std::to_string(s.max_tokens);
   if (!s.greedy) return "";
-  if (ref.compare(0, a.text.size(), a.text) != 0) return "greedy text '" + a.text + "' is not a prefix of '" + ref + "'";
+  if (ref.compare(0, a.text.size(), a.text) != 0)
+    return "greedy text '" + a.text + "' is not a prefix of '" + ref + "'";
   if ((a.finish_reason == "stop" || s.max_tokens == kMaxTokens) && a.text != ref)
     return "greedy text '" + a.text + "' differs from '" + ref + "'";
   return "";
@@ -221,7 +225,8 @@ TEST(ServerLoad, SoakMixedTrafficAtConcurrency16) {
   std::string trace;  // RSS in MiB every 5 s
   bool crashed = false;
   while (ms_since(t0) < soak_s * 1000) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(std::min<int64_t>(1000, int64_t(soak_s * 1000 - ms_since(t0)) + 1)));
+    const auto left_ms = int64_t(soak_s * 1000 - ms_since(t0)) + 1;
+    std::this_thread::sleep_for(std::chrono::milliseconds(std::min<int64_t>(1000, left_ms)));
     if (!srv.alive()) {
       crashed = true;
       break;
@@ -255,8 +260,8 @@ TEST(ServerLoad, SoakMixedTrafficAtConcurrency16) {
   for (int chat = 0; chat < 2; ++chat)
     for (int stream = 0; stream < 2; ++stream) EXPECT_GT(tally.by_route[chat][stream], 0);
   ASSERT_GT(rss_1, 0);
-  EXPECT_LE(std::abs(rss_end - rss_1), long(rss_1 * kRssTolerance)) << "RSS " << rss_1 << " KiB after "
-                                                                     << rss_1_at_s << " s, " << rss_end << " at the end";
+  EXPECT_LE(std::abs(rss_end - rss_1), long(rss_1 * kRssTolerance))
+      << "RSS " << rss_1 << " KiB after " << rss_1_at_s << " s, " << rss_end << " at the end";
   EXPECT_EQ(idle.kv_used, 0) << "KV blocks still held by requests";
   EXPECT_EQ(idle.running, 0);
   EXPECT_EQ(idle.waiting, 0);
