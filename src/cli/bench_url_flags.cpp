@@ -62,6 +62,7 @@ void add_url_bench_flags(CLI::App& app, UrlBenchFlags& f) {
                  "has /tokenize) or chat (multi-turn's default)");
   app.add_option("--prompt-seed", u.prompt_seed, "with --url: seed of the generated prompts (default 1)");
   app.add_option("--timeout", u.timeout_s, "with --url: seconds per request (default 600)");
+  add_compare_flags(app, f.compare);
 }
 
 Status finish_url_bench_flags(const CLI::App& app, UrlBenchFlags& f, const std::vector<std::string>& models,
@@ -95,13 +96,14 @@ Status finish_url_bench_flags(const CLI::App& app, UrlBenchFlags& f, const std::
   u.concurrency = *c, u.prompts = *p, u.gens = *n, u.rates = *r;
   u.model = models.empty() ? "" : models[0];
   u.json = output == "json";
+  NT_TRY(finish_compare_flags(app, f.compare));
   return check_url_bench_args(u);
 }
 
 Status refuse_url_only_flags(const CLI::App& app) {
   for (const char* flag : kUrlOnly)
     if (app.count(flag) > 0) return make_error("%s needs --url", flag);
-  return {};
+  return refuse_compare_flags(app);
 }
 
 }  // namespace nt::cli

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/bench_compare.h"
 #include "cli/bench_url.h"
 #include "core/result.h"
 
@@ -14,6 +15,7 @@ namespace nt::cli {
 
 struct UrlBenchFlags {
   UrlBenchArgs args;
+  CompareArgs compare;  // --compare, --server-cmd, ...
   std::string scenario = "concurrency", concurrency = "1", rates = "1,2,4";
 };
 

@@ -194,7 +194,7 @@ int cmd_bench(int argc, char** argv) {
   if (int rc = parse_args(app, argc, argv, check); rc >= 0) return rc;
   if (!a.report_from.empty()) return report_from_file(a.report_from, a.report);
   url.args.report = a.report;
-  if (!url.args.url.empty()) return run_url_bench(url.args);
+  if (!url.args.url.empty()) return run_bench_url(url.args, url.compare);
   std::vector<ModelArgs> model_args;
   if (!a.hf_repo.empty()) model_args.push_back(ModelArgs{"", a.hf_repo});
   for (const auto& m : a.models) model_args.push_back(ModelArgs{m, ""});

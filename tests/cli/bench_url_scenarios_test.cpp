@@ -262,6 +262,23 @@ TEST(BenchUrlScenarios, DrawsALiveProgressLineOnATerminal) {
   EXPECT_NE(term.find("bench: c=1 p=8 n=20: 3 ok, 0 errors"), std::string::npos) << term;
 }
 
+TEST(BenchUrlScenarios, CompareModesProgressLineNamesTheRoundAndServer) {
+  ScenarioFake a({.first_token_ms = 20, .gap_ms = 20}), b({.first_token_ms = 20, .gap_ms = 20});
+  int rc = -1;
+  const std::string term = run_on_terminal({"bench", "--url", a.url(), "--compare", b.url(), "--rounds", "1", "-p",
+                                            "8", "-n", "20", "--requests", "3"},
+                                           &rc);
+  EXPECT_EQ(rc, 0) << term;
+  for (const char* server : {"A", "B"}) {
+    const std::string label = std::string("bench: round 1/1 ") + server + ": c=1 p=8 n=20: ";
+    EXPECT_NE(term.find("\r" + label), std::string::npos) << label << "\n" << term;
+    const bool some_done = term.find(label + "1/3 requests, ") != std::string::npos ||
+                           term.find(label + "2/3 requests, ") != std::string::npos;
+    EXPECT_TRUE(some_done) << label << "\n" << term;
+    EXPECT_NE(term.find(label + "3 ok, 0 errors"), std::string::npos) << label << "\n" << term;
+  }
+}
+
 TEST(BenchUrlScenarios, ProgressTextAndKvGaugeParsing) {
   EXPECT_EQ(cli::progress_text("c=4 p=256 n=128", 12, 16, 812.34, 2.2),
             "bench: c=4 p=256 n=128: 12/16 requests, 812.3 tok/s, ETA 3 s");

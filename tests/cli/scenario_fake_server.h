@@ -4,7 +4,8 @@
 // stream gets its slot, then one " t" token every `gap_ms` (sent on a fixed schedule, so late
 // wake-ups do not add up). Prompt tokens: token ids as given, text by words; a chat request's
 // cached tokens are the words of the longest earlier message list that starts its own. GET /metrics
-// reports vllm:kv_cache_usage_perc = 0.25 x the streams running, in two labelled series.
+// reports vllm:kv_cache_usage_perc = 0.25 x the streams running, in two labelled series. Every
+// request's time span (received to answered; a stream: to its end) is recorded.
 #pragma once
 
 #include <httplib.h>
@@ -37,6 +38,12 @@ class ScenarioFake {
   explicit ScenarioFake(Options o) : o_(o) {
     using nlohmann::json;
     srv_.new_task_queue = [] { return new httplib::ThreadPool(48); };
+    srv_.set_pre_routing_handler([this](const httplib::Request&, httplib::Response&) {
+      const auto now = std::chrono::steady_clock::now();
+      std::lock_guard<std::mutex> lock(mu_);
+      spans_.emplace_back(now, now);
+      return httplib::Server::HandlerResponse::Unhandled;
+    });
     srv_.set_tcp_nodelay(true);
     srv_.Get("/v1/models", [this](const httplib::Request&, httplib::Response& res) {
       json m = {{"id", "fake-model"}, {"object", "model"}};
@@ -82,6 +89,12 @@ class ScenarioFake {
     std::lock_guard<std::mutex> lock(mu_);
     return bodies_;
   }
+  using TimePoint = std::chrono::steady_clock::time_point;
+  // (received, answered) of every request; a stream's span ends when its last event was sent.
+  std::vector<std::pair<TimePoint, TimePoint>> spans() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return spans_;
+  }
 
   static std::vector<std::string> words(const std::string& text) {
     std::istringstream in(text);
@@ -122,12 +135,14 @@ class ScenarioFake {
     }
     const int n = body.at("max_tokens").get<int>();
     const double first_ms = o_.first_token_ms + o_.prefill_ms_per_token * double(prompt - cached);
+    const TimePoint received = std::chrono::steady_clock::now();
     res.set_chunked_content_provider("text/event-stream", [=, this](size_t, httplib::DataSink& sink) {
       acquire();
       struct Release {
         ScenarioFake* f;
-        ~Release() { f->release(); }
-      } release{this};
+        TimePoint received;
+        ~Release() { f->release(received); }
+      } release{this, received};
       auto send = [&](const std::string& s) { return sink.write(s.data(), s.size()); };
       const auto t0 = std::chrono::steady_clock::now();
       for (int i = 0; i < n; ++i) {
@@ -155,10 +170,11 @@ class ScenarioFake {
     cv_.wait(lock, [&] { return running_ < o_.capacity; });
     max_running_ = std::max(max_running_, ++running_);
   }
-  void release() {
+  void release(TimePoint received) {
     {
       std::lock_guard<std::mutex> lock(mu_);
       --running_;
+      spans_.emplace_back(received, std::chrono::steady_clock::now());
     }
     cv_.notify_all();
   }
@@ -172,6 +188,7 @@ class ScenarioFake {
   int running_ = 0, max_running_ = 0;
   std::vector<nlohmann::json> bodies_;
   std::vector<std::vector<std::string>> seen_;
+  std::vector<std::pair<TimePoint, TimePoint>> spans_;
 };
 
 }  // namespace nt::test
