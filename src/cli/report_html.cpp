@@ -11,6 +11,7 @@
 #include "cli/common.h"
 #include "cli/json_input.h"
 #include "cli/report_chart.h"
+#include "core/atomic_file.h"
 #include "core/strings.h"
 
 namespace nt::cli {
@@ -141,10 +142,9 @@ Result<std::string> render_bench_report(const json& doc) {
 Status write_bench_report(const json& doc, const std::string& path) {
   auto html = render_bench_report(doc);
   if (!html) return html.error();
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  if (!f) return make_error("cannot write the report to '%s': %s", path.c_str(), std::strerror(errno));
-  const bool ok = std::fwrite(html->data(), 1, html->size(), f) == html->size();
-  if (std::fclose(f) != 0 || !ok) return make_error("cannot write the report to '%s' (disk full?)", path.c_str());
+  // whole or not at all: an interrupted run leaves the previous report as it was
+  if (Status st = write_file_atomic(path, *html); !st)
+    return make_error("cannot write the report to '%s': %s", path.c_str(), st.error().message.c_str());
   return {};
 }
 
