@@ -75,6 +75,8 @@ Result<std::unique_ptr<Engine>> Engine::create(std::unique_ptr<ForwardModel> mod
       }
     }
   }
+  // What one request may hold (context_limit_ below): the model's LongRoPE choice depends on it.
+  lay.n_ctx_seq = c.n_ctx_train > 0 ? std::min<int64_t>(n_ctx, c.n_ctx_train) : n_ctx;
   auto kv = KvCacheManager::create(lay, n_ctx, prefix_chain_seed(model->identity(), opt.cache_k, opt.cache_v));
   if (!kv) return kv.error();
   const int n_threads = opt.n_threads > 0 ? opt.n_threads : ThreadPool::default_threads();

@@ -18,13 +18,15 @@ namespace nt {
 
 struct LayerWeights;
 struct ModelConfig;
+struct ModelWeights;
+class GgufFile;
 class WeightLoader;
 
-enum class Arch { Llama, Qwen2, Qwen3 };
+enum class Arch { Llama, Qwen2, Qwen3, Phi3, Gemma3 };
 
-// Length of a per-layer vector: n_head * head_dim, n_head_kv * head_dim, or head_dim.
-enum class VecLen { QDim, KvDim, HeadDim };
-int64_t vec_len(VecLen len, int64_t n_head, int64_t n_head_kv, int64_t head_dim);
+// Length of a per-layer vector: n_head * head_dim, n_head_kv * head_dim, head_dim, or n_embd.
+enum class VecLen { QDim, KvDim, HeadDim, Embd };
+int64_t vec_len(VecLen len, int64_t n_head, int64_t n_head_kv, int64_t head_dim, int64_t n_embd);
 
 // A 1-D tensor blk.<il>.<tensor> that an architecture requires in every layer, and its field.
 struct LayerVector {
@@ -36,6 +38,17 @@ struct LayerVector {
 
 // Loads what an architecture adds to layer il beyond its layer_vectors (e.g. optional tensors).
 using LayerHook = Status (*)(const WeightLoader& wl, const ModelConfig& c, int il, LayerWeights& l);
+// Reads the architecture's own metadata keys into c, after the shared ones.
+using ConfigHook = Status (*)(const GgufFile& f, ModelConfig& c);
+// Loads model-level tensors beyond the shared ones (e.g. LongRoPE factors).
+using ModelHook = Status (*)(const WeightLoader& wl, const ModelConfig& c, ModelWeights& w);
+
+// What `nexttok synth` writes beyond the shared decoder layer.
+enum class SynthLayout {
+  Plain,    // attn_q/k/v, ffn_gate/up
+  Fused,    // phi3: attn_qkv, ffn_up holding gate and up, rope_factors_long/short
+  Sliding,  // gemma3: sliding_window keys, local RoPE base, logit soft-capping
+};
 
 struct ArchInfo {
   Arch arch;
@@ -48,6 +61,9 @@ struct ArchInfo {
   double synth_rope_freq_base;
   float synth_rms_eps;
   bool synth_key_length;  // state attention.key_length even when it is n_embd / n_head
+  ConfigHook read_config = nullptr;
+  ModelHook load_model = nullptr;
+  SynthLayout synth_layout = SynthLayout::Plain;
 };
 
 std::span<const ArchInfo> arch_table();

@@ -1,6 +1,6 @@
 // model/architectures.h — internal: the pieces the rows of arch_table.cpp are built from (shared
 // per-layer vector lists, loader hooks). One <arch>.cpp per architecture that needs a hook
-// (llama.cpp); the shared layer loop lives in forward.cpp.
+// (llama.cpp, phi3.cpp, gemma3.cpp); the shared layer loop lives in forward.cpp.
 #pragma once
 
 #include <span>
@@ -20,5 +20,7 @@ Status load_layer_vectors(const WeightLoader& wl, const ModelConfig& c, int il, 
 
 // Hooks (ArchInfo::load_layer).
 Status llama_load_layer(const WeightLoader& wl, const ModelConfig& c, int il, LayerWeights& l);
+Status phi3_load_model(const WeightLoader& wl, const ModelConfig& c, ModelWeights& w);
+Status gemma3_read_config(const GgufFile& f, ModelConfig& c);
 
 }  // namespace nt

@@ -3,6 +3,8 @@
 //   per layer: x += Wo · attn(rope(Wq·norm(x)), cache(rope(Wk·norm(x)), Wv·norm(x)))
 //              x += Wdown · (silu(Wgate·norm(x)) * Wup·norm(x))
 //   logits = Wout · norm(x)  for the tokens that asked for them
+// Architectures add to it (model_config.h): scaled embeddings, post-norms of the attention and FFN
+// outputs, a GELU gate, sliding-window layers with their own RoPE, LongRoPE factors, logit capping.
 // Every per-token value depends only on that token's inputs and cache (the kernels' determinism
 // contract), so results do not change with batch composition, chunk size or thread count.
 #include <algorithm>
@@ -28,6 +30,31 @@ void norm_rows(const float* x, const float* w, float* y, int64_t n_tokens, int64
 void add_bias(float* y, const float* b, int64_t n_tokens, int64_t n) {
   if (!b) return;
   for (int64_t t = 0; t < n_tokens; ++t) add_inplace(y + t * n, b, n);
+}
+
+// x[t] += rms_norm(y[t]) * w for each row (a post-norm before the residual add; y is overwritten).
+void add_normed(float* x, float* y, const float* w, int64_t n_tokens, int64_t n, float eps, ThreadPool& pool) {
+  pool.run(static_cast<int>(n_tokens), [&](int t, int) {
+    rms_norm(y + t * n, w, y + t * n, n, eps);
+    add_inplace(x + t * n, y + t * n, n);
+  });
+}
+
+// The spans of positions [start, ...) of `spans` (rows k_bytes / v_bytes apart within a span).
+void skip_positions(const std::vector<KvSpan>& spans, int32_t start, size_t k_bytes, size_t v_bytes,
+                    std::vector<KvSpan>& out) {
+  out.clear();
+  for (KvSpan sp : spans) {
+    if (start >= sp.n) {
+      start -= sp.n;
+      continue;
+    }
+    sp.k += static_cast<size_t>(start) * k_bytes;
+    sp.v += static_cast<size_t>(start) * v_bytes;
+    sp.n -= start;
+    start = 0;
+    out.push_back(sp);
+  }
 }
 
 }  // namespace
@@ -64,9 +91,12 @@ Status Model::forward(const Batch& batch, KvStore& kv, ThreadPool& pool, Forward
   float* gate = s.gate.data();  // [n_tokens, n_ff]
   float* up = s.up.data();      // [n_tokens, n_ff]
 
-  for (int64_t t = 0; t < n_tokens; ++t)
+  for (int64_t t = 0; t < n_tokens; ++t) {
     convert_row_to_f32(w_.tok_embd.type, w_.tok_embd.data + size_t(batch.tokens[t]) * w_.tok_embd.row_bytes,
                        x + t * n_embd, n_embd);
+    if (c.embd_scale != 1.0f)
+      for (int64_t i = 0; i < n_embd; ++i) x[t * n_embd + i] *= c.embd_scale;
+  }
 
   // Distinct sequences of this batch and how far each must be attended.
   std::vector<int32_t> seq_ids;
@@ -92,15 +122,30 @@ Status Model::forward(const Batch& batch, KvStore& kv, ThreadPool& pool, Forward
     t += nb;
   }
 
-  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  const float scale = c.attn_scale > 0 ? c.attn_scale : 1.0f / std::sqrt(static_cast<float>(hd));
   const int n_group = c.n_head / c.n_head_kv;
-  // RoPE angles once per token for all layers and heads: [n_tokens][cos, sin][n_pairs].
-  const int64_t n_pairs = rope_pairs(static_cast<int>(hd), c.rope);
+  // LongRoPE: the long factors when a sequence may hold more than the original training context
+  // (the KV layout's n_ctx_seq, else the training context), as llama.cpp chooses: it compares its
+  // context rounded up to a multiple of 256.
+  RopeParams rope = c.rope;
+  if (!rope.freq_factors) {
+    const int64_t n_ctx_seq = ((lay.n_ctx_seq > 0 ? lay.n_ctx_seq : c.n_ctx_train) + 255) / 256 * 256;
+    const std::vector<float>& f = n_ctx_seq > rope.n_ctx_orig ? w_.rope_long : w_.rope_short;
+    if (!f.empty()) rope.freq_factors = f.data();
+  }
+  // RoPE angles once per token for all layers and heads: [n_tokens][cos, sin][n_pairs], and for
+  // the sliding-window layers' RoPE when the model has them.
+  const int64_t n_pairs = rope_pairs(static_cast<int>(hd), rope);
+  NT_CHECK(c.n_swa == 0 || rope_pairs(static_cast<int>(hd), c.rope_swa) == n_pairs);
   grow(s.rope, n_tokens * 2 * n_pairs);
-  const float* rope_cs = s.rope.data();
+  if (c.n_swa > 0) grow(s.rope_swa, n_tokens * 2 * n_pairs);
   pool.run(static_cast<int>(n_tokens), [&](int t, int) {
     float* cs = s.rope.data() + t * 2 * n_pairs;
-    rope_angles(static_cast<int>(hd), batch.pos[t], c.rope, cs, cs + n_pairs);
+    rope_angles(static_cast<int>(hd), batch.pos[t], rope, cs, cs + n_pairs);
+    if (c.n_swa > 0) {
+      cs = s.rope_swa.data() + t * 2 * n_pairs;
+      rope_angles(static_cast<int>(hd), batch.pos[t], c.rope_swa, cs, cs + n_pairs);
+    }
   });
   // Per-head cache writes need whole KV blocks per head.
   const bool place_per_head = seq_ids.size() == static_cast<size_t>(n_tokens) &&
@@ -108,6 +153,8 @@ Status Model::forward(const Batch& batch, KvStore& kv, ThreadPool& pool, Forward
                               hd % dtype_info(lay.v_type).block_size == 0;
   for (int il = 0; il < c.n_layer; ++il) {
     const LayerWeights& l = w_.layers[static_cast<size_t>(il)];
+    const bool swa = c.is_swa(il);
+    const float* rope_cs = swa ? s.rope_swa.data() : s.rope.data();
     norm_rows(x, l.attn_norm, xn, n_tokens, n_embd, c.rms_eps, pool);
     {  // one parallel pass, activations quantized once
       const MatmulOut qkv[3] = {{&l.wq, q, q_dim}, {&l.wk, k, kv_dim}, {&l.wv, v, kv_dim}};
@@ -126,8 +173,8 @@ Status Model::forward(const Batch& batch, KvStore& kv, ThreadPool& pool, Forward
         for (int h = 0; h < nk; ++h) rms_norm(kt + h * hd, l.k_norm, kt + h * hd, hd, c.rms_eps);
       }
       const float* cs = rope_cs + t * 2 * n_pairs;
-      rope_apply(qt, nq, static_cast<int>(hd), c.rope, cs, cs + n_pairs);
-      rope_apply(kt, nk, static_cast<int>(hd), c.rope, cs, cs + n_pairs);
+      rope_apply(qt, nq, static_cast<int>(hd), rope, cs, cs + n_pairs);
+      rope_apply(kt, nk, static_cast<int>(hd), rope, cs, cs + n_pairs);
       const int32_t sq = batch.seq[t], pos = batch.pos[t];
       convert_row_from_f32(lay.k_type, kt, kv.k_row(il, sq, pos) + dtype_row_bytes(lay.k_type, uint64_t(hk * hd)), nk * hd);
       convert_row_from_f32(lay.v_type, v + t * kv_dim + hk * hd,
@@ -135,10 +182,27 @@ Status Model::forward(const Batch& batch, KvStore& kv, ThreadPool& pool, Forward
     };
     // Token t's query heads of KV head g over its sequence's cache.
     // Tokens [t0, t0 + nb) of one sequence, their query heads of KV head g, over its cache.
+    // A sliding-window layer's token at pos sees positions [pos + 1 - n_swa, pos]: tokens past the
+    // first window attend one by one over the spans from their window's start.
     auto attend = [&](int64_t t0, int nb, int g) {
       const auto& sp = seq_spans[static_cast<size_t>(tok_seq_idx[static_cast<size_t>(t0)])];
       int32_t n_kv[kAttnBlock];
-      for (int j = 0; j < nb; ++j) n_kv[j] = batch.pos[t0 + j] + 1;
+      bool windowed = false;
+      for (int j = 0; j < nb; ++j) {
+        n_kv[j] = batch.pos[t0 + j] + 1;
+        windowed = windowed || (swa && n_kv[j] > c.n_swa);
+      }
+      if (windowed) {
+        thread_local std::vector<KvSpan> tail;
+        for (int j = 0; j < nb; ++j) {
+          const int32_t start = swa ? std::max(0, n_kv[j] - c.n_swa) : 0;
+          skip_positions(sp, start, lay.k_row_bytes(), lay.v_row_bytes(), tail);
+          attention(q + (t0 + j) * q_dim, c.n_head, c.n_head_kv, static_cast<int>(hd), g * n_group, (g + 1) * n_group,
+                    lay.k_type, lay.k_row_bytes(), lay.v_type, lay.v_row_bytes(), tail.data(),
+                    static_cast<int>(tail.size()), n_kv[j] - start, scale, att + (t0 + j) * q_dim);
+        }
+        return;
+      }
       attention_block(q + t0 * q_dim, q_dim, nb, n_kv, c.n_head, c.n_head_kv, static_cast<int>(hd), g * n_group,
                       (g + 1) * n_group, lay.k_type, lay.k_row_bytes(), lay.v_type, lay.v_row_bytes(), sp.data(),
                       static_cast<int>(sp.size()), scale, att + t0 * q_dim, q_dim);
@@ -162,19 +226,25 @@ Status Model::forward(const Batch& batch, KvStore& kv, ThreadPool& pool, Forward
         attend(t0, nb, static_cast<int>(static_cast<size_t>(task) / blocks.size()));
       });
     }
-    {  // x += Wo · att, added per rectangle by the thread that computed it
-      const MatmulOut wo{&l.wo, xn, n_embd, x};
+    {  // x += Wo · att, added per rectangle by the thread that computed it (or post-normed first)
+      const MatmulOut wo{&l.wo, xn, n_embd, l.attn_post_norm ? nullptr : x};
       matmul_multi(&wo, 1, att, q_dim, n_tokens, pool);
+      if (l.attn_post_norm) add_normed(x, xn, l.attn_post_norm, n_tokens, n_embd, c.rms_eps, pool);
     }
 
     norm_rows(x, l.ffn_norm, xn, n_tokens, n_embd, c.rms_eps, pool);
-    {  // gate = silu(gate) * up, per rectangle as both halves finish
+    if (c.ffn_act == FfnAct::Silu) {  // gate = silu(gate) * up, per rectangle as both halves finish
       const MatmulOut gate_up[2] = {{&l.w_gate, gate, c.n_ff, nullptr, 1}, {&l.w_up, up, c.n_ff}};
       matmul_multi(gate_up, 2, xn, n_embd, n_tokens, pool);
+    } else {  // gate = gelu(gate) * up
+      const MatmulOut gate_up[2] = {{&l.w_gate, gate, c.n_ff}, {&l.w_up, up, c.n_ff}};
+      matmul_multi(gate_up, 2, xn, n_embd, n_tokens, pool);
+      pool.run(static_cast<int>(n_tokens), [&](int t, int) { gelu_mul(gate + t * c.n_ff, up + t * c.n_ff, gate + t * c.n_ff, c.n_ff); });
     }
-    {  // x += Wdown · gate
-      const MatmulOut down{&l.w_down, xn, n_embd, x};
+    {  // x += Wdown · gate (or post-normed first)
+      const MatmulOut down{&l.w_down, xn, n_embd, l.ffn_post_norm ? nullptr : x};
       matmul_multi(&down, 1, gate, c.n_ff, n_tokens, pool);
+      if (l.ffn_post_norm) add_normed(x, xn, l.ffn_post_norm, n_tokens, n_embd, c.rms_eps, pool);
     }
   }
 
@@ -186,6 +256,10 @@ Status Model::forward(const Batch& batch, KvStore& kv, ThreadPool& pool, Forward
   for (int64_t t = 0, o = 0; t < n_tokens; ++t)
     if (batch.logits[static_cast<size_t>(t)]) rms_norm(x + t * n_embd, w_.output_norm, rows + (o++) * n_embd, n_embd, c.rms_eps);
   matmul(w_.output, rows, n_embd, logits, c.n_vocab, n_out, pool);
+  if (c.final_logit_softcap > 0) {
+    const float cap = c.final_logit_softcap, inv = 1.0f / cap;
+    for (int64_t i = 0; i < n_out * c.n_vocab; ++i) logits[i] = std::tanh(logits[i] * inv) * cap;
+  }
   return {};
 }
 

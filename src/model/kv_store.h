@@ -30,6 +30,9 @@ struct KvLayout {
   DType k_type = DType::F16;
   DType v_type = DType::F16;
   int block_size = 32;  // tokens per cache block: the paging unit and the prefix cache's sharing unit
+  // The most positions one sequence may hold (0: not stated; the model then assumes its training
+  // context). Choices that depend on it, like LongRoPE's factors, are made from it.
+  int64_t n_ctx_seq = 0;
 
   int64_t row_elems() const { return int64_t(n_head_kv) * head_dim; }  // one token, one layer
   size_t k_row_bytes() const { return dtype_row_bytes(k_type, static_cast<uint64_t>(row_elems())); }

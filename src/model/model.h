@@ -28,6 +28,8 @@ struct LayerWeights {
   const float* k_norm = nullptr;
   const float* ffn_norm = nullptr;   // [n_embd]
   MatView w_gate, w_up, w_down;      // gate/up [n_ff, n_embd], down [n_embd, n_ff]
+  const float* attn_post_norm = nullptr;  // [n_embd] (gemma3): norms the attention output before the add
+  const float* ffn_post_norm = nullptr;   // [n_embd] (gemma3): norms the FFN output before the add
 };
 
 struct ModelWeights {
@@ -37,12 +39,15 @@ struct ModelWeights {
   bool tied_output = false;
   std::vector<LayerWeights> layers;
   std::vector<float> rope_freqs;     // Llama 3 frequency factors, empty if none
+  // LongRoPE (phi3) frequency factors [n_rot/2]: long when a sequence's context exceeds the
+  // original training context (RopeParams::n_ctx_orig), else short; empty if none.
+  std::vector<float> rope_long, rope_short;
   std::vector<std::vector<float>> owned;  // f32 copies of small non-F32 vectors
 };
 
 // Scratch for one forward call, reused across calls (grown as needed). Owned by the engine thread.
 struct ForwardScratch {
-  std::vector<float> x, xn, q, k, v, att, gate, up, out_rows, rope;
+  std::vector<float> x, xn, q, k, v, att, gate, up, out_rows, rope, rope_swa;
   std::vector<KvSpan> spans;
 };
 

@@ -57,18 +57,22 @@ Result<ModelConfig> read_model_config(const GgufFile& f) {
   if (!(r.freq_base > 0)) return make_error("%s: rope.freq_base must be positive", f.path().c_str());
   const std::string scaling = sh.rope_scaling_type.value_or("none");
   const double factor = sh.rope_scaling_factor.value_or(0.0);
-  if (scaling == "linear" || scaling == "yarn") {
+  if (scaling == "linear" || scaling == "yarn" || scaling == "longrope") {
     if (factor > 0) r.freq_scale = static_cast<float>(1.0 / factor);
   } else if (scaling != "none" && !scaling.empty()) {
-    return make_error("%s: rope scaling type '%s' is not supported (none, linear, yarn)", f.path().c_str(), scaling.c_str());
+    return make_error("%s: rope scaling type '%s' is not supported (none, linear, yarn, longrope)", f.path().c_str(),
+                      scaling.c_str());
   }
+  // Multiplies cos and sin whatever the scaling (LongRoPE files state it; YaRN adds its own mscale).
+  r.attn_factor = static_cast<float>(f.get_f64(p + "rope.scaling.attn_factor").value_or(1.0));
   r.n_ctx_orig = static_cast<int>(sh.rope_scaling_orig_ctx.value_or(static_cast<uint64_t>(c.n_ctx_train)));
   if (scaling == "yarn") {
     r.ext_factor = 1.0f;
-    r.attn_factor = static_cast<float>(f.get_f64(p + "rope.scaling.attn_factor").value_or(1.0));
     r.beta_fast = static_cast<float>(f.get_f64(p + "rope.scaling.yarn_beta_fast").value_or(32.0));
     r.beta_slow = static_cast<float>(f.get_f64(p + "rope.scaling.yarn_beta_slow").value_or(1.0));
   }
+  c.rope_swa = r;
+  if (arch->read_config) NT_TRY(arch->read_config(f, c));
   return c;
 }
 

@@ -5,6 +5,18 @@
 
 namespace nt {
 
+namespace {
+
+// Rows [r0, r0 + n) of m (a fused tensor's part): rows are whole, so any type splits this way.
+MatView row_range(const MatView& m, int64_t r0, int64_t n) {
+  MatView v = m;
+  v.data = m.data + static_cast<size_t>(r0) * m.row_bytes;
+  v.n_rows = n;
+  return v;
+}
+
+}  // namespace
+
 uint64_t Model::weight_bytes() const {
   uint64_t n = 0;
   for (const auto& t : gguf_.tensors()) n += t.n_bytes;
@@ -65,24 +77,40 @@ Result<std::unique_ptr<Model>> Model::load(const std::string& path) {
       return {};
     };
     NT_TRY(vec("attn_norm.weight", c.n_embd, l.attn_norm));
-    NT_TRY(mat("attn_q.weight", c.n_embd, q_dim, l.wq));
-    NT_TRY(mat("attn_k.weight", c.n_embd, kv_dim, l.wk));
-    NT_TRY(mat("attn_v.weight", c.n_embd, kv_dim, l.wv));
+    if (wl.has(layer_tensor(il, "attn_qkv.weight"))) {  // fused (phi3): Q, K, V rows in that order
+      MatView qkv;
+      NT_TRY(mat("attn_qkv.weight", c.n_embd, q_dim + 2 * kv_dim, qkv));
+      l.wq = row_range(qkv, 0, q_dim);
+      l.wk = row_range(qkv, q_dim, kv_dim);
+      l.wv = row_range(qkv, q_dim + kv_dim, kv_dim);
+    } else {
+      NT_TRY(mat("attn_q.weight", c.n_embd, q_dim, l.wq));
+      NT_TRY(mat("attn_k.weight", c.n_embd, kv_dim, l.wk));
+      NT_TRY(mat("attn_v.weight", c.n_embd, kv_dim, l.wv));
+    }
     NT_TRY(mat("attn_output.weight", q_dim, c.n_embd, l.wo));
     NT_TRY(vec("ffn_norm.weight", c.n_embd, l.ffn_norm));
-    NT_TRY(mat("ffn_gate.weight", c.n_embd, c.n_ff, l.w_gate));
-    NT_TRY(mat("ffn_up.weight", c.n_embd, c.n_ff, l.w_up));
+    if (wl.has(layer_tensor(il, "ffn_gate.weight"))) {
+      NT_TRY(mat("ffn_gate.weight", c.n_embd, c.n_ff, l.w_gate));
+      NT_TRY(mat("ffn_up.weight", c.n_embd, c.n_ff, l.w_up));
+    } else {  // fused (phi3): ffn_up holds the gate rows, then the up rows
+      MatView gate_up;
+      NT_TRY(mat("ffn_up.weight", c.n_embd, 2 * int64_t(c.n_ff), gate_up));
+      l.w_gate = row_range(gate_up, 0, c.n_ff);
+      l.w_up = row_range(gate_up, c.n_ff, c.n_ff);
+    }
     NT_TRY(mat("ffn_down.weight", c.n_ff, c.n_embd, l.w_down));
     NT_TRY(load_layer_vectors(wl, c, il, arch.layer_vectors, l));
     if (arch.load_layer) NT_TRY(arch.load_layer(wl, c, il, l));
   }
+  if (arch.load_model) NT_TRY(arch.load_model(wl, c, w));
   return m;
 }
 
 Status load_layer_vectors(const WeightLoader& wl, const ModelConfig& c, int il, std::span<const LayerVector> vectors,
                           LayerWeights& l) {
   for (const LayerVector& v : vectors) {
-    auto r = wl.vector(layer_tensor(il, v.tensor), vec_len(v.len, c.n_head, c.n_head_kv, c.head_dim));
+    auto r = wl.vector(layer_tensor(il, v.tensor), vec_len(v.len, c.n_head, c.n_head_kv, c.head_dim, c.n_embd));
     if (!r) return r.error();
     l.*v.field = *r;
   }
