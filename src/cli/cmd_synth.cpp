@@ -26,7 +26,7 @@ namespace nt::cli {
 
 namespace {
 
-enum class Fill { kRandom, kOnes, kSmall };
+enum class Fill { kRandom, kOnes, kSmall, kFactors };  // kFactors: uniform in [1, 4] (LongRoPE)
 
 struct SynthTensor {
   std::string name;
@@ -46,6 +46,11 @@ uint64_t splitmix64(uint64_t& s) {
 void fill_row(float* x, int64_t n, Fill fill, float a, uint64_t seed, uint64_t tensor, uint64_t row) {
   if (fill == Fill::kOnes) {
     std::fill(x, x + n, 1.0f);
+    return;
+  }
+  if (fill == Fill::kFactors) {
+    fill_row(x, n, Fill::kRandom, 1.5f, seed, tensor, row);
+    for (int64_t i = 0; i < n; ++i) x[i] += 2.5f;
     return;
   }
   uint64_t s = seed ^ (tensor * 0xD1B54A32D192ED03ull) ^ (row * 0x8CB92BA72F3D8DD7ull);
@@ -70,10 +75,11 @@ int cmd_synth(int argc, char** argv) {
                "nexttok synth"};
   std::string arch, vocab_path, type_name = "f16", out;
   int64_t n_embd = 0, n_layer = 0, n_head = 0, n_head_kv = 0, n_ff = 0, head_dim = 0, n_ctx = 4096;
+  int64_t rope_dims = 0, rope_orig_ctx = 0, n_swa = 512, swa_pattern = 6;
   uint64_t seed = 42;
   int n_threads = 0;
   bool tied = false, best = false;
-  double rope_base = 0;
+  double rope_base = 0, rope_base_swa = 10000.0, softcap = 0, rope_scale = 0;
   std::vector<std::string> arch_names;
   std::string arch_help = "architecture:", rope_help = "rope.freq_base (default:";
   for (const ArchInfo& a : arch_table()) {
@@ -96,6 +102,15 @@ int cmd_synth(int argc, char** argv) {
   app.add_option("-o,--output", out, "output GGUF")->required();
   app.add_option("--seed", seed, "seed of the random weights (default 42)");
   app.add_option("--rope-freq-base", rope_base, rope_help);
+  app.add_option("--rope-dims", rope_dims, "rotated dimensions per head, rope.dimension_count (default head_dim)");
+  app.add_option("--rope-scale", rope_scale, "linear RoPE scaling factor (rope.scaling.*; gemma3: global layers only)");
+  app.add_option("--rope-orig-ctx", rope_orig_ctx,
+                 "phi3: rope.scaling.original_context_length; LongRoPE's long factors apply to sequence contexts "
+                 "beyond it (default: -c)");
+  app.add_option("--swa", n_swa, "gemma3: attention.sliding_window in positions, 0 = none (default 512)");
+  app.add_option("--swa-pattern", swa_pattern, "gemma3: every layer but each N-th slides (default 6)");
+  app.add_option("--rope-freq-base-swa", rope_base_swa, "gemma3: rope.freq_base_swa of sliding layers (default 10000)");
+  app.add_option("--softcap", softcap, "gemma3: final_logit_softcapping, 0 = none (default 0)");
   app.add_flag("--tie-embeddings", tied, "no output.weight: the output projection reuses token_embd");
   app.add_flag("--best", best, "full quantizer search (slower; random weights do not need it)");
   app.add_option("-t,--threads", n_threads, "threads; 0 = all physical cores (default 0)");
@@ -109,6 +124,13 @@ int cmd_synth(int argc, char** argv) {
     NT_TRY(check_range("--n-ff", n_ff, 1, int64_t(1) << 22));
     if (head_dim != 0) NT_TRY(check_range("--head-dim", head_dim, 1, int64_t(1) << 14));
     NT_TRY(check_range("-c", n_ctx, 1, int64_t(1) << 30));
+    if (rope_dims != 0) NT_TRY(check_range("--rope-dims", rope_dims, 2, int64_t(1) << 14));
+    if (rope_orig_ctx != 0) NT_TRY(check_range("--rope-orig-ctx", rope_orig_ctx, 1, int64_t(1) << 30));
+    NT_TRY(check_range("--swa", n_swa, 0, int64_t(1) << 30));
+    NT_TRY(check_range("--swa-pattern", swa_pattern, 1, 4096));
+    if (!(rope_base_swa > 0)) return make_error("--rope-freq-base-swa must be positive");
+    if (!(softcap >= 0)) return make_error("--softcap must not be negative");
+    if (!(rope_scale >= 0)) return make_error("--rope-scale must not be negative");
     return check_threads("-t", n_threads);
   };
   if (int rc = parse_args(app, argc, argv, check); rc >= 0) return rc;
@@ -126,6 +148,16 @@ int cmd_synth(int argc, char** argv) {
     head_dim = n_embd / n_head;
   }
   if (head_dim % 2 != 0) return usage("head_dim must be even (RoPE rotates pairs)");
+  if (rope_dims == 0) rope_dims = head_dim;
+  if (rope_dims % 2 != 0 || rope_dims > head_dim) return usage("--rope-dims must be even and at most head_dim");
+  const ArchInfo& info = *find_arch(arch);  // --arch was checked against the table
+  const SynthLayout layout = info.synth_layout;
+  if (layout == SynthLayout::Fused && head_dim * n_head != n_embd)
+    return usage("phi3 needs n_head * head_dim = n_embd (its output projection is square)");
+  if (rope_orig_ctx == 0) rope_orig_ctx = n_ctx;
+  for (const char* flag : {"--swa", "--swa-pattern", "--rope-freq-base-swa", "--softcap"})
+    if (app.count(flag) > 0 && layout != SynthLayout::Sliding) return usage(str_printf("%s is for gemma3 only", flag));
+  if (app.count("--rope-orig-ctx") > 0 && layout != SynthLayout::Fused) return usage("--rope-orig-ctx is for phi3 only");
 
   if (auto s = GgufWriter::check_destination(out, {vocab_path}); !s) return fail("synth", s.error().message);
   auto vocab = GgufFile::open(vocab_path);
@@ -135,12 +167,13 @@ int cmd_synth(int argc, char** argv) {
     return fail("synth", vocab_path + ": no tokenizer.ggml.tokens array (not a vocab GGUF?)");
   const int64_t n_vocab = static_cast<int64_t>(toks->n);
 
-  const ArchInfo& info = *find_arch(arch);  // --arch was checked against the table
   const int64_t q_dim = n_head * head_dim, kv_dim = n_head_kv * head_dim;
   const std::string a = arch + ".";
   GgufWriter w;
   w.set_str("general.architecture", arch);
-  w.set_str("general.name", str_printf("synth-%s-%lldx%lld", arch.c_str(), static_cast<long long>(n_embd), static_cast<long long>(n_layer)));
+  // The name leaves out the architecture: llama.cpp gives a model named "phi3" its vocabulary's
+  // special-token attributes by name, and fails to load one whose vocabulary lacks those tokens.
+  w.set_str("general.name", str_printf("synth-%lldx%lld", static_cast<long long>(n_embd), static_cast<long long>(n_layer)));
   w.set_str("general.description", str_printf("random weights (nexttok synth, seed %llu): for benchmarks only",
                                               static_cast<unsigned long long>(seed)));
   w.set_u32("general.alignment", 32);
@@ -154,10 +187,28 @@ int cmd_synth(int argc, char** argv) {
     w.set_u32(a + "attention.key_length", static_cast<uint32_t>(head_dim));
     w.set_u32(a + "attention.value_length", static_cast<uint32_t>(head_dim));
   }
-  w.set_u32(a + "rope.dimension_count", static_cast<uint32_t>(head_dim));
+  w.set_u32(a + "rope.dimension_count", static_cast<uint32_t>(rope_dims));
   w.set_f32(a + "rope.freq_base", static_cast<float>(rope_base > 0 ? rope_base : info.synth_rope_freq_base));
   w.set_f32(a + "attention.layer_norm_rms_epsilon", info.synth_rms_eps);
+  if (rope_scale > 0) {
+    w.set_str(a + "rope.scaling.type", "linear");
+    w.set_f32(a + "rope.scaling.factor", static_cast<float>(rope_scale));
+  }
   w.set_u32(a + "vocab_size", static_cast<uint32_t>(n_vocab));
+  if (layout == SynthLayout::Fused) {
+    w.set_u32(a + "rope.scaling.original_context_length", static_cast<uint32_t>(rope_orig_ctx));
+    if (rope_orig_ctx < n_ctx && rope_orig_ctx > 1)  // LongRoPE's magnitude correction, as Phi-3.5 states it
+      w.set_f32(a + "rope.scaling.attn_factor",
+                static_cast<float>(std::sqrt(1.0 + std::log(double(n_ctx) / double(rope_orig_ctx)) / std::log(double(rope_orig_ctx)))));
+  }
+  if (layout == SynthLayout::Sliding) {
+    if (n_swa > 0) {
+      w.set_u32(a + "attention.sliding_window", static_cast<uint32_t>(n_swa));
+      w.set_u32(a + "attention.sliding_window_pattern", static_cast<uint32_t>(swa_pattern));
+      w.set_f32(a + "rope.freq_base_swa", static_cast<float>(rope_base_swa));
+    }
+    if (softcap > 0) w.set_f32(a + "final_logit_softcapping", static_cast<float>(softcap));
+  }
   for (const auto& kv : vocab->kvs())
     if (starts_with(kv.key, "tokenizer.")) w.set_value(kv.key, kv.value);
   if (preset->base != DType::F32 && dtype_info(preset->base).block_size > 1) w.set_u32("general.quantization_version", 2);
@@ -168,19 +219,31 @@ int cmd_synth(int argc, char** argv) {
   const uint64_t E = static_cast<uint64_t>(n_embd), F = static_cast<uint64_t>(n_ff), V = static_cast<uint64_t>(n_vocab);
   const uint64_t Q = static_cast<uint64_t>(q_dim), K = static_cast<uint64_t>(kv_dim);
   add("token_embd.weight", {E, V}, Fill::kRandom);
+  if (layout == SynthLayout::Fused) {
+    add("rope_factors_long.weight", {static_cast<uint64_t>(rope_dims / 2)}, Fill::kFactors);
+    add("rope_factors_short.weight", {static_cast<uint64_t>(rope_dims / 2)}, Fill::kFactors);
+  }
   for (int64_t i = 0; i < n_layer; ++i) {
     const std::string b = "blk." + std::to_string(i) + ".";
     add(b + "attn_norm.weight", {E}, Fill::kOnes);
-    add(b + "attn_q.weight", {E, Q}, Fill::kRandom);
-    add(b + "attn_k.weight", {E, K}, Fill::kRandom);
-    add(b + "attn_v.weight", {E, K}, Fill::kRandom);
+    if (layout == SynthLayout::Fused) {
+      add(b + "attn_qkv.weight", {E, Q + 2 * K}, Fill::kRandom);
+    } else {
+      add(b + "attn_q.weight", {E, Q}, Fill::kRandom);
+      add(b + "attn_k.weight", {E, K}, Fill::kRandom);
+      add(b + "attn_v.weight", {E, K}, Fill::kRandom);
+    }
     for (const LayerVector& v : info.layer_vectors)
-      add(b + v.tensor, {static_cast<uint64_t>(vec_len(v.len, n_head, n_head_kv, head_dim))},
+      add(b + v.tensor, {static_cast<uint64_t>(vec_len(v.len, n_head, n_head_kv, head_dim, n_embd))},
           v.is_norm ? Fill::kOnes : Fill::kSmall);
     add(b + "attn_output.weight", {Q, E}, Fill::kRandom);
     add(b + "ffn_norm.weight", {E}, Fill::kOnes);
-    add(b + "ffn_gate.weight", {E, F}, Fill::kRandom);
-    add(b + "ffn_up.weight", {E, F}, Fill::kRandom);
+    if (layout == SynthLayout::Fused) {
+      add(b + "ffn_up.weight", {E, 2 * F}, Fill::kRandom);  // gate rows, then up rows
+    } else {
+      add(b + "ffn_gate.weight", {E, F}, Fill::kRandom);
+      add(b + "ffn_up.weight", {E, F}, Fill::kRandom);
+    }
     add(b + "ffn_down.weight", {F, E}, Fill::kRandom);
   }
   add("output_norm.weight", {E}, Fill::kOnes);

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "model/arch_table.h"
 
 using nt::cli::kCommands;
 
@@ -13,6 +14,7 @@ static void print_usage(FILE* out) {
       "usage: nexttok <command> [options]   (nexttok <command> --help for its options)\n\ncommands:\n",
       out);
   for (const auto& c : kCommands) std::fprintf(out, "  %-11s %s\n", c.name, c.summary);
+  std::fprintf(out, "\nmodel architectures (GGUF general.architecture): %s\n", nt::supported_arch_names().c_str());
   std::fputs("\nWithout -m, commands use the default model (models/stories15M-q8_0.gguf, made by "
              "scripts/setup.sh)\nor $NEXTTOK_MODEL.\n", out);
 }
