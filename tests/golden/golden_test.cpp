@@ -6,6 +6,7 @@
 
 #include <sys/stat.h>
 
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,92 @@ TEST(Golden, Stories15M_Q8_0_Bf16Cache) { check_golden("stories15M-q8_0", "2", {
 TEST(Golden, TinyLlamaSpm_Q4_K_M_Bf16Cache) {
   check_golden("tiny-llama-spm-q4_k_m", "2", {"-ctk", "bf16", "-ctv", "bf16"});
 }
+
+// Synthetic models (tests/golden/data/synth_models.txt): `nexttok synth` writes each, its bytes are
+// checked against the committed sha256, and greedy runs are judged against llama.cpp's goldens of
+// that file. A prompt longer than a sliding window, run with different prefill chunk sizes, must
+// give the same logits bit for bit.
+struct SynthGolden {
+  std::string file;
+  std::vector<std::string> run_flags;
+};
+struct SynthModel {
+  std::string sha256;
+  std::vector<std::string> synth_flags;
+  std::vector<SynthGolden> goldens;
+};
+
+std::vector<std::string> words(std::istringstream& in) {
+  std::vector<std::string> w;
+  for (std::string x; in >> x;) w.push_back(x);
+  return w;
+}
+
+SynthModel read_manifest(const std::string& name) {
+  std::istringstream all(test::read_text(std::string(NT_GOLDEN_DATA) + "/synth_models.txt"));
+  SynthModel m;
+  for (std::string line; std::getline(all, line);) {
+    std::istringstream in(line);
+    std::string kind, n;
+    if (!(in >> kind >> n) || kind[0] == '#' || n != name) continue;
+    if (kind == "model") {
+      in >> m.sha256;
+      m.synth_flags = words(in);
+    } else if (kind == "golden") {
+      SynthGolden g;
+      in >> g.file;
+      g.run_flags = words(in);
+      m.goldens.push_back(g);
+    }
+  }
+  return m;
+}
+
+constexpr const char* kLongPrompt =
+    "In a small village at the edge of a great forest there lived an old woman who kept bees. Every morning she "
+    "walked to the hives, listened to their humming and told them the news of the day.";
+
+void check_synth(const std::string& name) {
+  NT_REQUIRE_SHARED();
+  const SynthModel m = read_manifest(name);
+  ASSERT_FALSE(m.sha256.empty()) << name << " is not in synth_models.txt";
+  ASSERT_FALSE(m.goldens.empty()) << name;
+  const std::string gguf = test::temp_dir() + "/" + name + ".gguf";
+  std::vector<std::string> synth = {"synth"};
+  synth.insert(synth.end(), m.synth_flags.begin(), m.synth_flags.end());
+  for (const char* a : {"--vocab", "", "-o", "", "-t", "2"}) synth.emplace_back(a);
+  synth[synth.size() - 5] = test::shared_path("vocab/ggml-vocab-llama-spm.gguf");
+  synth[synth.size() - 3] = gguf;
+  auto r = test::run_nexttok(synth);
+  ASSERT_EQ(r.rc, 0) << r.err;
+  auto sum = test::run_program({"/usr/bin/env", "sha256sum", gguf});
+  ASSERT_EQ(sum.rc, 0) << sum.err;
+  EXPECT_EQ(sum.out.substr(0, 64), m.sha256) << "synth no longer writes the committed bytes of " << name;
+
+  for (const SynthGolden& g : m.goldens) {
+    auto c = test::run_program({"/usr/bin/env", "python3", test::shared_path("tools/golden_compare.py"),
+                                nexttok_with(g.run_flags), std::string(NT_GOLDEN_DATA) + "/" + g.file, gguf,
+                                "--threads", "2"});
+    EXPECT_EQ(c.rc, 0) << g.file << "\n" << c.out << c.err;
+    EXPECT_NE(c.out.find("prompts agree"), std::string::npos) << c.out;
+  }
+
+  std::string first;
+  for (const char* b : {"512", "1", "7", "32"}) {
+    auto run = test::run_nexttok({"run", "-m", gguf, "-p", kLongPrompt, "-n", "4", "--temp", "0", "--top-logits", "10",
+                                  "--json", "-t", "2", "-b", b});
+    ASSERT_EQ(run.rc, 0) << run.err;
+    const size_t at = run.out.find("\"steps\":");  // the tokens and logits (stats vary: timings, seed)
+    ASSERT_NE(at, std::string::npos) << run.out;
+    if (first.empty()) first = run.out.substr(at);
+    EXPECT_EQ(run.out.substr(at), first) << name << ": -b " << b << " changed the logits";
+  }
+}
+
+TEST(GoldenSynth, Phi3_F32) { check_synth("synth-phi3-f32"); }
+TEST(GoldenSynth, Phi3_Q8_0) { check_synth("synth-phi3-q8_0"); }
+TEST(GoldenSynth, Gemma3_F32) { check_synth("synth-gemma3-f32"); }
+TEST(GoldenSynth, Gemma3_Q8_0) { check_synth("synth-gemma3-q8_0"); }
 
 }  // namespace
 }  // namespace nt
