@@ -241,22 +241,26 @@ TEST(ServerLoad, SoakMixedTrafficAtConcurrency16) {
   const double traffic_s = ms_since(t0) / 1000;
   crashed = crashed || !srv.alive();
   const ServerGauges idle = wait_idle(*srv.client(10), 5 * kSlowFactor);
+  const double aborted = aborted_requests(get(*srv.client(10), "/metrics").raw);
   const int exit_code = srv.stop(SIGTERM, 15);
 
   std::printf("soak: RSS MiB about every 5 s:%s\n", trace.c_str());
   std::printf(
       "SOAK seconds=%.0f clients=%d requests=%d (completions %d+%d streamed, chat %d+%d streamed) left_mid_stream=%d "
-      "errors=%d 5xx=%d crashed=%d rss_1=%.1f MiB (at %.0f s) rss_end=%.1f MiB rss_max=%.1f MiB kv_used_end=%g "
-      "running_end=%g waiting_end=%g exit=%d\n",
+      "(%g cancelled by the server) errors=%d 5xx=%d crashed=%d rss_1=%.1f MiB (at %.0f s) rss_end=%.1f MiB "
+      "rss_max=%.1f MiB kv_used_end=%g running_end=%g waiting_end=%g exit=%d\n",
       traffic_s, kClients, tally.requests, tally.by_route[0][0], tally.by_route[0][1], tally.by_route[1][0],
-      tally.by_route[1][1], tally.left, tally.invalid, tally.server_errors, int(crashed), rss_1 / 1024.0, rss_1_at_s,
-      rss_end / 1024.0, rss_max / 1024.0, idle.kv_used, idle.running, idle.waiting, exit_code);
+      tally.by_route[1][1], tally.left, aborted, tally.invalid, tally.server_errors, int(crashed), rss_1 / 1024.0,
+      rss_1_at_s, rss_end / 1024.0, rss_max / 1024.0, idle.kv_used, idle.running, idle.waiting, exit_code);
 
   EXPECT_FALSE(crashed) << srv.log_tail();
   EXPECT_EQ(exit_code, 0) << srv.log_tail();
   EXPECT_EQ(tally.server_errors, 0);
   EXPECT_EQ(tally.invalid, 0) << "first: " << tally.first_invalid;
   EXPECT_GT(tally.left, 0);
+  // Most streams left mid-way are cancelled (a few reach their end before the server notices).
+  EXPECT_GE(aborted, tally.left / 2) << "streams left mid-way that the server did not cancel";
+  EXPECT_LE(aborted, tally.left);
   for (int chat = 0; chat < 2; ++chat)
     for (int stream = 0; stream < 2; ++stream) EXPECT_GT(tally.by_route[chat][stream], 0);
   ASSERT_GT(rss_1, 0);
