@@ -52,10 +52,6 @@ float dot_scalar(const float* a, const float* b, int n) {
   return s;
 }
 
-void axpy_scalar(float* y, float a, const float* x, int n) {
-  for (int i = 0; i < n; ++i) y[i] += a * x[i];
-}
-
 void conv_scalar(const float* x, int64_t ldx, int64_t n_tokens, const float* w, int kernel, int64_t n_channels,
                  int64_t c0, int64_t c1, float* state, float* y, int64_t ldy) {
   const int64_t ns = kernel - 1;
@@ -77,7 +73,7 @@ void conv_scalar(const float* x, int64_t ldx, int64_t n_tokens, const float* w, 
 }  // namespace
 
 const DeltaNetOps& delta_net_ops_scalar() {
-  static const DeltaNetOps ops{step_scalar, gemm_scalar, dot_scalar, axpy_scalar, conv_scalar};
+  static const DeltaNetOps ops{step_scalar, gemm_scalar, dot_scalar, conv_scalar};
   return ops;
 }
 

@@ -1,6 +1,6 @@
 // kernels/delta_net_avx2.cpp — AVX2 inner loops of the Gated DeltaNet kernels
 // (delta_net_internal.h), the AVX-512 unit's structure at 8 lanes: the recurrence step over strips
-// of value columns, a register-blocked gemm, dot, axpy and the short convolution. Ragged edges use
+// of value columns, a register-blocked gemm, dot and the short convolution. Ragged edges use
 // maskload / maskstore; each output element sees the same operations wherever it falls.
 #include "kernels/delta_net_internal.h"
 #include "kernels/simd_avx2.h"
@@ -99,14 +99,6 @@ float dot_avx2(const float* a, const float* b, int n) {
   return hsum256(acc);
 }
 
-void axpy_avx2(float* y, float a, const float* x, int n) {
-  const __m256 av = _mm256_set1_ps(a);
-  for (int i = 0; i < n; i += 8) {
-    const __m256i m = lane_mask(n - i);
-    mstore(y + i, m, _mm256_fmadd_ps(av, mload(x + i, m), mload(y + i, m)));
-  }
-}
-
 void conv_avx2(const float* x, int64_t ldx, int64_t n_tokens, const float* w, int kernel, int64_t n_channels,
                int64_t c0, int64_t c1, float* state, float* y, int64_t ldy) {
   const int64_t ns = kernel - 1;
@@ -126,7 +118,7 @@ void conv_avx2(const float* x, int64_t ldx, int64_t n_tokens, const float* w, in
 }  // namespace
 
 const DeltaNetOps& delta_net_ops_avx2() {
-  static const DeltaNetOps ops{step_avx2, gemm_avx2, dot_avx2, axpy_avx2, conv_avx2};
+  static const DeltaNetOps ops{step_avx2, gemm_avx2, dot_avx2, conv_avx2};
   return ops;
 }
 

@@ -55,44 +55,41 @@ void chunk_head(const detail::DeltaNetOps& o, const DeltaNetShape& sh, const Del
   auto qr = [&](int t) { return q + t * io.ldq; };
   auto kr = [&](int t) { return k + t * io.ldk; };
 
+  // Exponentials go through exp_sum (the level's vector exp; its sum is not used).
   float acc = 0.0f;
-  for (int t = 0; t < n; ++t) {
-    acc += g[t * io.ldg];
-    w.eG[t] = std::exp(acc);
-  }
-  // A (strictly lower) and P (lower with the diagonal; the output's intra-chunk weights). The decay
+  for (int t = 0; t < n; ++t) w.eG[t] = acc += g[t * io.ldg];
+  detail::exp_sum(w.eG, n, 0.0f);
+  // -A (strictly lower) and P (lower with the diagonal; the output's intra-chunk weights). The decay
   // between s and t, g_{s+1} + .. + g_t, is summed outwards from the diagonal: a difference of two
   // prefix sums would lose its digits when the prefix sums are large.
   for (int t = 0; t < n; ++t) {
     const float bt = beta[t * io.ldg];
-    w.P[t * C + t] = o.dot(qr(t), kr(t), dk);
+    float* at = w.A + t * C;
     float d = 0.0f;
-    for (int s = t - 1; s >= 0; --s) {
-      d += g[(s + 1) * io.ldg];
-      const float e = std::exp(d);
-      w.A[t * C + s] = bt * e * o.dot(kr(t), kr(s), dk);
+    for (int s = t - 1; s >= 0; --s) at[s] = d += g[(s + 1) * io.ldg];
+    detail::exp_sum(at, t, 0.0f);
+    w.P[t * C + t] = o.dot(qr(t), kr(t), dk);
+    for (int s = 0; s < t; ++s) {
+      const float e = at[s];
+      at[s] = -(bt * e * o.dot(kr(t), kr(s), dk));
       w.P[t * C + s] = e * o.dot(qr(t), kr(s), dk);
     }
   }
-  // Forward substitution: U <- W = (I + A)^-1 beta V, Kc = (I + A)^-1 diag(beta exp(G)) K.
+  // Forward substitution, one row-times-matrix product per token: U <- W = (I + A)^-1 beta V and
+  // Kc <- -(I + A)^-1 diag(beta exp(G)) K (negated, so that U = W - Kc S0 is one more product).
   for (int t = 0; t < n; ++t) {
-    const float bt = beta[t * io.ldg], bk = bt * w.eG[t];
+    const float bt = beta[t * io.ldg], bk = -(bt * w.eG[t]);
     float* ut = w.U + t * dv;
     float* kct = w.Kc + t * dk;
     const float* vt = v + t * io.ldv;
     const float* kt = kr(t);
     for (int j = 0; j < dv; ++j) ut[j] = bt * vt[j];
     for (int i = 0; i < dk; ++i) kct[i] = bk * kt[i];
-    for (int s = 0; s < t; ++s) {
-      const float a = -w.A[t * C + s];
-      o.axpy(ut, a, w.U + s * dv, dv);
-      o.axpy(kct, a, w.Kc + s * dk, dk);
-    }
+    if (t == 0) continue;
+    o.gemm(w.A + t * C, C, w.U, dv, ut, dv, 1, dv, t, true, 1.0f);
+    o.gemm(w.A + t * C, C, w.Kc, dk, kct, dk, 1, dk, t, true, 1.0f);
   }
-  // U = W - Kc S0.
-  o.gemm(w.Kc, dk, S, dv, w.Y, dv, n, dv, dk, false, 0.0f);
-  for (int t = 0; t < n; ++t)
-    for (int j = 0; j < dv; ++j) w.U[t * dv + j] -= w.Y[t * dv + j];
+  o.gemm(w.Kc, dk, S, dv, w.U, dv, n, dv, dk, true, 1.0f);  // U = W - Kc S0
   // Outputs: Y = Q S0, then row t = exp(G_t) Y_t + P_t U.
   o.gemm(q, io.ldq, S, dv, w.Y, dv, n, dv, dk, false, 0.0f);
   for (int t = 0; t < n; ++t) {
@@ -102,12 +99,16 @@ void chunk_head(const detail::DeltaNetOps& o, const DeltaNetShape& sh, const Del
     for (int j = 0; j < dv; ++j) ot[j] = yt[j] * scale;
   }
   // State: S = exp(G_n) S0 + KgT U with KgT[i][s] = exp(g_{s+1} + .. + g_n) k_s[i].
+  float* e = w.Y;  // free again
   float d = 0.0f;
   for (int s = n - 1; s >= 0; --s) {
-    const float e = std::exp(d);  // g_{s+1} + .. + g_n
-    const float* ks = kr(s);
-    for (int i = 0; i < dk; ++i) w.KgT[i * C + s] = e * ks[i];
+    e[s] = d;
     if (s > 0) d += g[s * io.ldg];
+  }
+  detail::exp_sum(e, n, 0.0f);
+  for (int s = 0; s < n; ++s) {
+    const float* ks = kr(s);
+    for (int i = 0; i < dk; ++i) w.KgT[i * C + s] = e[s] * ks[i];
   }
   o.gemm(w.KgT, C, w.U, dv, S, dv, dk, dv, n, true, w.eG[n - 1]);
 }
