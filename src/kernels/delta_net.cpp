@@ -46,12 +46,6 @@ void gemm_scalar(const float* A, int64_t lda, const float* B, int64_t ldb, float
   }
 }
 
-float dot_scalar(const float* a, const float* b, int n) {
-  float s = 0.0f;
-  for (int i = 0; i < n; ++i) s += a[i] * b[i];
-  return s;
-}
-
 void conv_scalar(const float* x, int64_t ldx, int64_t n_tokens, const float* w, int kernel, int64_t n_channels,
                  int64_t c0, int64_t c1, float* state, float* y, int64_t ldy) {
   const int64_t ns = kernel - 1;
@@ -73,7 +67,7 @@ void conv_scalar(const float* x, int64_t ldx, int64_t n_tokens, const float* w, 
 }  // namespace
 
 const DeltaNetOps& delta_net_ops_scalar() {
-  static const DeltaNetOps ops{step_scalar, gemm_scalar, dot_scalar, conv_scalar};
+  static const DeltaNetOps ops{step_scalar, gemm_scalar, conv_scalar};
   return ops;
 }
 

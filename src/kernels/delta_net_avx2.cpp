@@ -1,6 +1,6 @@
 // kernels/delta_net_avx2.cpp — AVX2 inner loops of the Gated DeltaNet kernels
 // (delta_net_internal.h), the AVX-512 unit's structure at 8 lanes: the recurrence step over strips
-// of value columns, a register-blocked gemm, dot and the short convolution. Ragged edges use
+// of value columns, a register-blocked gemm and the short convolution. Ragged edges use
 // maskload / maskstore; each output element sees the same operations wherever it falls.
 #include "kernels/delta_net_internal.h"
 #include "kernels/simd_avx2.h"
@@ -90,15 +90,6 @@ void gemm_avx2(const float* A, int64_t lda, const float* B, int64_t ldb, float* 
   }
 }
 
-float dot_avx2(const float* a, const float* b, int n) {
-  __m256 acc = _mm256_setzero_ps();
-  for (int i = 0; i < n; i += 8) {
-    const __m256i m = lane_mask(n - i);
-    acc = _mm256_fmadd_ps(mload(a + i, m), mload(b + i, m), acc);
-  }
-  return hsum256(acc);
-}
-
 void conv_avx2(const float* x, int64_t ldx, int64_t n_tokens, const float* w, int kernel, int64_t n_channels,
                int64_t c0, int64_t c1, float* state, float* y, int64_t ldy) {
   const int64_t ns = kernel - 1;
@@ -118,7 +109,7 @@ void conv_avx2(const float* x, int64_t ldx, int64_t n_tokens, const float* w, in
 }  // namespace
 
 const DeltaNetOps& delta_net_ops_avx2() {
-  static const DeltaNetOps ops{step_avx2, gemm_avx2, dot_avx2, conv_avx2};
+  static const DeltaNetOps ops{step_avx2, gemm_avx2, conv_avx2};
   return ops;
 }
 

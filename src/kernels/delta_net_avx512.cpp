@@ -1,6 +1,6 @@
 // kernels/delta_net_avx512.cpp — AVX-512 inner loops of the Gated DeltaNet kernels
 // (delta_net_internal.h): the recurrence step over strips of value columns, a register-blocked
-// gemm, dot and the short convolution. Ragged edges use masked loads and stores; each output
+// gemm and the short convolution. Ragged edges use masked loads and stores; each output
 // element sees the same operations in the same order whatever the strip or block it falls in.
 #include "kernels/delta_net_internal.h"
 #include "kernels/simd_avx512.h"
@@ -93,15 +93,6 @@ void gemm_avx512(const float* A, int64_t lda, const float* B, int64_t ldb, float
   }
 }
 
-float dot_avx512(const float* a, const float* b, int n) {
-  __m512 acc = _mm512_setzero_ps();
-  for (int i = 0; i < n; i += 16) {
-    const __mmask16 m = lane_mask(n - i);
-    acc = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, a + i), _mm512_maskz_loadu_ps(m, b + i), acc);
-  }
-  return hsum512(acc);
-}
-
 void conv_avx512(const float* x, int64_t ldx, int64_t n_tokens, const float* w, int kernel, int64_t n_channels,
                  int64_t c0, int64_t c1, float* state, float* y, int64_t ldy) {
   const int64_t ns = kernel - 1;
@@ -123,7 +114,7 @@ void conv_avx512(const float* x, int64_t ldx, int64_t n_tokens, const float* w, 
 }  // namespace
 
 const DeltaNetOps& delta_net_ops_avx512() {
-  static const DeltaNetOps ops{step_avx512, gemm_avx512, dot_avx512, conv_avx512};
+  static const DeltaNetOps ops{step_avx512, gemm_avx512, conv_avx512};
   return ops;
 }
 

@@ -23,18 +23,19 @@ namespace nt {
 namespace {
 
 struct ChunkScratch {
-  float *eG, *A, *P, *Kc, *U, *Y, *KgT;
+  float *eG, *A, *P, *E, *Kc, *U, *Y, *KgT;
 };
 
 ChunkScratch chunk_scratch(int C, int dk, int dv) {
-  const size_t floats = static_cast<size_t>(C) + 2 * static_cast<size_t>(C) * C +
+  const size_t floats = static_cast<size_t>(C) + 3 * static_cast<size_t>(C) * C +
                         static_cast<size_t>(C) * dk * 2 + static_cast<size_t>(C) * dv * 2;
   float* p = reinterpret_cast<float*>(detail::kernel_scratch(floats * sizeof(float)));
   ChunkScratch s;
   s.eG = p;
   s.A = s.eG + C;
   s.P = s.A + static_cast<size_t>(C) * C;
-  s.Kc = s.P + static_cast<size_t>(C) * C;
+  s.E = s.P + static_cast<size_t>(C) * C;
+  s.Kc = s.E + static_cast<size_t>(C) * C;
   s.U = s.Kc + static_cast<size_t>(C) * dk;
   s.Y = s.U + static_cast<size_t>(C) * dv;
   s.KgT = s.Y + static_cast<size_t>(C) * dv;  // [dk][C]
@@ -52,27 +53,30 @@ void chunk_head(const detail::DeltaNetOps& o, const DeltaNetShape& sh, const Del
   const float* g = io.g + t0 * io.ldg + h;
   const float* beta = io.beta + t0 * io.ldg + h;
   float* out = io.out + t0 * io.ldo + static_cast<int64_t>(h) * dv;
-  auto qr = [&](int t) { return q + t * io.ldq; };
   auto kr = [&](int t) { return k + t * io.ldk; };
 
   // Exponentials go through exp_sum (the level's vector exp; its sum is not used).
   float acc = 0.0f;
   for (int t = 0; t < n; ++t) w.eG[t] = acc += g[t * io.ldg];
   detail::exp_sum(w.eG, n, 0.0f);
-  // -A (strictly lower) and P (lower with the diagonal; the output's intra-chunk weights). The decay
-  // between s and t, g_{s+1} + .. + g_t, is summed outwards from the diagonal: a difference of two
-  // prefix sums would lose its digits when the prefix sums are large.
+  // K K^T and Q K^T as products with K transposed (KgT's buffer, rewritten at the end); only their
+  // lower triangles are used.
+  for (int s = 0; s < n; ++s)
+    for (int i = 0; i < dk; ++i) w.KgT[i * C + s] = kr(s)[i];
+  o.gemm(k, io.ldk, w.KgT, C, w.A, C, n, n, dk, false, 0.0f);
+  o.gemm(q, io.ldq, w.KgT, C, w.P, C, n, n, dk, false, 0.0f);
+  // -A (strictly lower) and P (lower with the diagonal; the output's intra-chunk weights), weighted
+  // by E[t][s] = exp(g_{s+1} + .. + g_t). Each such sum runs outwards from the diagonal: a
+  // difference of two prefix sums would lose its digits when the prefix sums are large.
   for (int t = 0; t < n; ++t) {
     const float bt = beta[t * io.ldg];
-    float* at = w.A + t * C;
+    float* et = w.E + t * C;
     float d = 0.0f;
-    for (int s = t - 1; s >= 0; --s) at[s] = d += g[(s + 1) * io.ldg];
-    detail::exp_sum(at, t, 0.0f);
-    w.P[t * C + t] = o.dot(qr(t), kr(t), dk);
+    for (int s = t - 1; s >= 0; --s) et[s] = d += g[(s + 1) * io.ldg];
+    detail::exp_sum(et, t, 0.0f);
     for (int s = 0; s < t; ++s) {
-      const float e = at[s];
-      at[s] = -(bt * e * o.dot(kr(t), kr(s), dk));
-      w.P[t * C + s] = e * o.dot(qr(t), kr(s), dk);
+      w.A[t * C + s] = -(bt * et[s] * w.A[t * C + s]);
+      w.P[t * C + s] = et[s] * w.P[t * C + s];
     }
   }
   // Forward substitution, one row-times-matrix product per token: U <- W = (I + A)^-1 beta V and

@@ -15,7 +15,6 @@ struct DeltaNetOps {
   // init = c_scale * C[r][j] when accumulate, else 0. Row-major with strides lda / ldb / ldc.
   void (*gemm)(const float* A, int64_t lda, const float* B, int64_t ldb, float* C, int64_t ldc, int m, int n, int kk,
                bool accumulate, float c_scale) = nullptr;
-  float (*dot)(const float* a, const float* b, int n) = nullptr;
   // The convolution without its SiLU for channels [c0, c1) (short_conv_silu's x, w, state, y),
   // taps summed in order with separate multiply and add: bit-identical at every level.
   void (*conv)(const float* x, int64_t ldx, int64_t n_tokens, const float* w, int kernel, int64_t n_channels,
