@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/strings.h"
 #include "support/child_process.h"
 #include "support/test_support.h"
 
@@ -253,6 +254,7 @@ struct Outcome {
   int rc = -1;
   double seconds = 0;
   std::string err;
+  double first_seconds = -1;  // when retried: the time of the first (parallel) try
 };
 
 // Runs one command on `model`; a child still running after `limit_s` is killed (rc 137).
@@ -301,10 +303,25 @@ std::map<std::string, std::map<std::string, Outcome>> run_corpus(const std::vect
   std::vector<std::thread> threads;
   for (unsigned t = 0; t < n_threads; ++t) threads.emplace_back(worker);
   for (auto& t : threads) t.join();
+  // On a busy machine a run beside the others can pass the bound while doing nothing wrong: one
+  // over it runs again alone, and that time counts (a real hang or slow path repeats).
+  for (const Case& c : cases)
+    for (const char* cmd : kCommands) {
+      Outcome& o = results[c.name][cmd];
+      if (o.seconds < kLimitS) continue;
+      const std::string path = dir + "/" + c.name + ".gguf";
+      test::write_text(path, c.bytes);
+      Outcome again = run_command(cmd, path, dir + "/" + c.name + "." + cmd + ".again", kKillS);
+      again.first_seconds = o.seconds;
+      o = std::move(again);
+      std::remove(path.c_str());
+    }
   for (const Case& c : cases)
     for (const char* cmd : kCommands) {
       const Outcome& o = results[c.name][cmd];
-      std::printf("| %-34s | %-7s | %3d | %5.2f s | %s\n", c.name.c_str(), cmd, o.rc, o.seconds,
+      std::printf("| %-34s | %-7s | %3d | %5.2f s%s | %s\n", c.name.c_str(), cmd, o.rc, o.seconds,
+                  o.first_seconds >= 0 ? str_printf(" (retried alone; %.2f s beside the others)", o.first_seconds).c_str()
+                                       : "",
                   last_line(o.err).substr(0, 160).c_str());
     }
   return results;
