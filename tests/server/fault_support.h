@@ -21,6 +21,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <vector>
 
 #include "server_harness.h"
 
@@ -218,6 +219,26 @@ inline double aborted_requests(const std::string& m) {
   return v < 0 ? 0 : v;
 }
 
+// One row of the closing note's fault table: a case, what it must do, what it did and how long it
+// took. The next expect_recovered prints the pending rows with the leaks it found.
+struct FaultRow {
+  std::string name, expected, observed;
+  double ms = -1;
+};
+inline std::vector<FaultRow>& pending_faults() {
+  static std::vector<FaultRow> rows;
+  return rows;
+}
+inline void record_fault(std::string name, std::string expected, std::string observed, double ms) {
+  pending_faults().push_back({std::move(name), std::move(expected), std::move(observed), ms});
+}
+// "FAULT <case> | expected <..> | status=<..> | ms=<..> | leaks=<..>": one line per case, the
+// table's row (leaks: "-" where the case runs in another process and expect_recovered cannot look).
+inline void print_fault(const FaultRow& r, const std::string& leaks) {
+  std::printf("FAULT %s | expected %s | status=%s | ms=%.0f | leaks=%s\n", r.name.c_str(), r.expected.c_str(),
+              r.observed.c_str(), r.ms, leaks.c_str());
+}
+
 // After a fault: /health answers 200 within 100 ms, then (within a short wait for cancels to take
 // effect at the next engine step) no KV block is used and nothing runs or waits, the server holds
 // no connection, and the process has `threads` threads (the count before the fault). Prints the
@@ -254,10 +275,20 @@ inline void expect_recovered(TestServer& srv, const std::string& what, int threa
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   EXPECT_EQ(conns, 0) << what << ": connections the server still holds open";
-  if (kCheckThreadCount) EXPECT_EQ(now_threads, threads) << what << ": threads before the fault vs now";
+  if (kCheckThreadCount) {
+    EXPECT_EQ(now_threads, threads) << what << ": threads before the fault vs now";
+  }
   std::printf("[fault] %-44s | /health %.1f ms | idle after %.0f ms | kv used %g | running %g | waiting %g | "
               "open connections %d | threads %d -> %d\n",
               what.c_str(), health_ms, idle_ms, used, running, waiting, conns, threads, now_threads);
+  // Leaks: KV blocks, requests running or waiting, connections and threads left behind.
+  const int leaks = int(used > 0 ? used : 0) + int(running > 0 ? running : 0) + int(waiting > 0 ? waiting : 0) +
+                    (conns > 0 ? conns : 0) + (kCheckThreadCount ? std::abs(now_threads - threads) : 0);
+  char health[64];
+  std::snprintf(health, sizeof(health), "%d (/health %.0f ms)", leaks, health_ms);
+  if (pending_faults().empty()) print_fault({what, "recovered", "-", -1}, health);
+  for (const FaultRow& r : pending_faults()) print_fault(r, health);
+  pending_faults().clear();
 }
 
 }  // namespace nt::test

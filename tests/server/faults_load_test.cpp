@@ -5,6 +5,7 @@
 // blocks, the queue, connections and threads.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <future>
 #include <random>
@@ -129,6 +130,7 @@ TEST_F(FaultLoad, BurstsOfDisconnectsMidPromptAndMidStream) {
   const std::string quiet = normal_text();
   ASSERT_EQ(quiet.rfind("<status", 0), std::string::npos) << quiet;
   const double aborted0 = aborted_requests(metrics());
+  const auto t0 = FaultClock::now();
 
   std::atomic<bool> stop{false};
   auto normal = normal_client(stop);
@@ -163,6 +165,10 @@ TEST_F(FaultLoad, BurstsOfDisconnectsMidPromptAndMidStream) {
   const std::vector<std::string> texts = normal.get();
   for (const std::string& t : texts) EXPECT_EQ(t, quiet);
   EXPECT_EQ(mid_stream, 20) << "streams closed before their end";
+  record_fault("disconnect bursts: 20 mid-prompt, 20 mid-stream", "cancelled; normal client identical",
+               std::to_string(mid_stream) + " left mid-stream; normal " + std::to_string(texts.size()) + " x " +
+                   (std::count(texts.begin(), texts.end(), quiet) == std::ptrdiff_t(texts.size()) ? "identical" : "DIFFERENT"),
+               ms_since(t0));
   recovered("disconnect bursts mid-prompt / mid-stream");
   const double aborted = aborted_requests(metrics()) - aborted0;
   std::printf("[fault] disconnect bursts: %d streams left mid-stream, %g of 40 requests aborted, normal client %zu x "
@@ -175,6 +181,7 @@ TEST_F(FaultLoad, StormOfCancellations) {
   start(0, 4, 64);
   const std::string quiet = normal_text();
   const double aborted0 = aborted_requests(metrics());
+  const auto t0 = FaultClock::now();
   std::atomic<bool> stop{false};
   auto normal = normal_client(stop);
   SetOnExit stop_normal{stop};
@@ -196,6 +203,10 @@ TEST_F(FaultLoad, StormOfCancellations) {
   EXPECT_EQ(opened.load(), 50);
   const std::vector<std::string> texts = normal.get();
   for (const std::string& t : texts) EXPECT_EQ(t, quiet);
+  record_fault("storm of 50 cancellations", "cancelled; normal client identical",
+               std::to_string(opened.load()) + " opened; normal " + std::to_string(texts.size()) + " x " +
+                   (std::count(texts.begin(), texts.end(), quiet) == std::ptrdiff_t(texts.size()) ? "identical" : "DIFFERENT"),
+               ms_since(t0));
   recovered("storm of 50 cancellations");
   std::printf("[fault] storm: 50 streams opened and closed, %g aborted, normal client %zu x identical\n",
               aborted_requests(metrics()) - aborted0, texts.size());
@@ -231,10 +242,15 @@ TEST_F(FaultLoad, ClientThatStopsReadingIsCancelledAfterTimeout) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  for (const std::string& t : normal.get()) EXPECT_EQ(t, quiet);
+  const std::vector<std::string> texts = normal.get();
+  for (const std::string& t : texts) EXPECT_EQ(t, quiet);
   const double aborted = aborted_requests(metrics()) - aborted0;
   std::printf("[fault] stopped reading: request gone after %.0f ms (would run %d ms), aborted %g\n", gone_ms,
               kStepMs * kMaxTokens, aborted);
+  record_fault("client stops reading its stream (4 KiB buffer, top_logprobs 20)", "cancelled after --timeout (2 s)",
+               "aborted " + std::to_string(int(aborted)) + "; normal " + std::to_string(texts.size()) + " x " +
+                   (std::count(texts.begin(), texts.end(), quiet) == std::ptrdiff_t(texts.size()) ? "identical" : "DIFFERENT"),
+               gone_ms);
   ASSERT_GE(gone_ms, 0) << "the stuck stream's request was still running after 9 s";
   EXPECT_GE(gone_ms, kTimeoutS * 1000);
   EXPECT_EQ(aborted, 1);
@@ -269,6 +285,8 @@ TEST_F(FaultLoad, ClientLeavingAWholeRequestIsCancelled) {
   }
   const double aborted = aborted_requests(metrics()) - aborted0;
   std::printf("[fault] whole request left: gone after %.0f ms, aborted %g\n", gone_ms, aborted);
+  record_fault("client leaves a whole (non-streamed) request", "cancelled within ~100 ms + a step",
+               "aborted " + std::to_string(int(aborted)), gone_ms);
   EXPECT_GE(gone_ms, 0);
   EXPECT_LT(gone_ms, (100 + 3 * kStepMs + 100) * kSlowFactor);
   EXPECT_EQ(aborted, 1);
@@ -353,6 +371,11 @@ void hundred_connections(TestServer& srv, bool keep_alive) {
   std::printf("[fault] 100 %s connections, -np 2, --max-queue 8: %d x 200, %d x 429 (slowest 429 %.0f ms), "
               "%d other or unanswered, %.0f ms; /health meanwhile %.1f ms\n",
               keep_alive ? "keep-alive" : "Connection: close", n200, n429, worst_429, other, ms_since(t0), health_ms);
+  record_fault(std::string("100 ") + (keep_alive ? "keep-alive " : "") + "connections, -np 2, --max-queue 8",
+               "10 x 200, 90 x 429 at once",
+               std::to_string(n200) + " x 200, " + std::to_string(n429) + " x 429 (slowest 429 " +
+                   std::to_string(int(worst_429)) + " ms), " + std::to_string(other) + " other",
+               ms_since(t0));
   EXPECT_GE(health_ms, 0);
   EXPECT_LT(health_ms, 100 * kSlowFactor);
   EXPECT_EQ(n200, kParallel + kQueue);
