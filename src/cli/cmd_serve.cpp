@@ -56,8 +56,8 @@ int cmd_serve(int argc, char** argv) {
   app.add_option("--chat-template-file", a.chat_template_file, "Jinja chat template to use instead of the model's");
   app.add_option("--chat-format", a.chat_format, "built-in chat format instead: chatml, llama2, llama3, mistral, plain");
   app.add_option("--timeout", a.server.timeout_s,
-                 "seconds a connection may make no progress (read or write) before it is closed and its request "
-                 "cancelled (default 600)");
+                 "seconds a request may take to arrive whole (else 408), and a write may make no progress before "
+                 "the connection is closed and its request cancelled (default 600)");
   app.add_option("--max-body", a.max_body, "largest request body in bytes; larger get 413 (default 8388608)");
   app.add_option("--max-queue", a.server.max_queue,
                  "requests that may wait beyond the -np running ones; more get 429 (default 64)");

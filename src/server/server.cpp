@@ -72,11 +72,16 @@ ApiError library_error(int status, const Server::Impl& s, const httplib::Request
   switch (status) {
     case 404: return api_error(404, "no route " + req.method + " " + req.path, "not_found_error");
     case 405: return api_error(405, "method " + req.method + " not allowed on " + req.path, "invalid_request_error");
+    case 408:
+      return api_error(408, str_printf("the request was not received whole within %d s (--timeout)", s.opt.timeout_s),
+                       "invalid_request_error", "", "request_timeout");
     case 413:
       return api_error(413, str_printf("request body over the limit of %zu bytes (--max-body)", s.opt.max_body),
               "invalid_request_error", "", "request_too_large");
     case 414: return api_error(414, "request URI too long", "invalid_request_error");
-    case 431: return api_error(431, "request headers too large", "invalid_request_error");
+    case 431:
+      return api_error(431, str_printf("request headers too large (at most %zu bytes)", kMaxRequestHead),
+                       "invalid_request_error");
     default:
       if (status >= 500) return api_error(status, "internal server error", "server_error");
       return api_error(status, "malformed HTTP request", "invalid_request_error");
@@ -175,7 +180,14 @@ void Server::Impl::register_routes() {
   // chunked body escapes --max-body, an unframed one is read until the client closes), and a
   // request carries at most kMaxHeaders headers. Refused before the body is read; the connection
   // closes with the answer (one request per connection).
-  http.set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
+  http.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    // The library skips header lines it cannot parse; the raw head must be well formed.
+    if (const ConnectionState* c = HttpServer::current()) {
+      if (auto st = check_request_head(c->head); !st) {
+        send_error(res, api_error(400, "malformed HTTP request: " + st.error().message));
+        return httplib::Server::HandlerResponse::Handled;
+      }
+    }
     if (req.headers.size() > kMaxHeaders) {
       send_error(res, api_error(431, str_printf("too many request headers (%zu; at most %zu)", req.headers.size(),
                                                 kMaxHeaders)));
@@ -186,6 +198,20 @@ void Server::Impl::register_routes() {
       send_error(res, api_error(411, "send the request body with a Content-Length header (chunked or unframed "
                                      "bodies are not accepted)", "invalid_request_error", "", "length_required"));
       return httplib::Server::HandlerResponse::Handled;
+    }
+    // A declared length over the limit is refused before the body is read (the library would read
+    // and discard all of it first: a worker held until --timeout for a length of 10^12).
+    if (req.has_header("Content-Length")) {
+      const std::string len = req.get_header_value("Content-Length");
+      const bool digits = !len.empty() && len.find_first_not_of("0123456789") == std::string::npos;
+      if (!digits) {
+        send_error(res, api_error(400, "malformed HTTP request: Content-Length is not a number"));
+        return httplib::Server::HandlerResponse::Handled;
+      }
+      if (len.size() > 18 || std::stoull(len) > opt.max_body) {
+        send_error(res, library_error(413, *this, req));
+        return httplib::Server::HandlerResponse::Handled;
+      }
     }
     return httplib::Server::HandlerResponse::Unhandled;
   });
@@ -199,6 +225,11 @@ void Server::Impl::register_routes() {
   http.set_error_handler(httplib::Server::HandlerWithResponse(
       [this](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+    // The library answers 400 to a read that failed: say why when it was the deadline or the cap.
+    if (const ConnectionState* c = HttpServer::current(); c && res.status == 400) {
+      if (c->deadline_passed) res.status = 408;
+      else if (c->head_too_large) res.status = 431;
+    }
     send_error(res, library_error(res.status, *this, req));
     return httplib::Server::HandlerResponse::Handled;
   }));

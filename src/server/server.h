@@ -23,7 +23,8 @@ struct ServerOptions {
   std::string cors_origin;         // non-empty: Access-Control-Allow-Origin for it (and preflights)
   size_t max_body = 8u << 20;      // bytes; larger bodies get 413
   int max_queue = 64;              // requests waiting beyond the running ones; more get 429
-  int timeout_s = 600;             // a connection idle (no read or write progress) this long is closed
+  int timeout_s = 600;             // a request must arrive whole within this (else 408), and a write
+                                   // making no progress this long closes the connection
   int shutdown_timeout_s = 10;     // on stop: running requests get this long to finish
   bool log_json = false;           // one JSON object per request log line
   bool log_quiet = false;          // no per-request lines (tests)

@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <httplib.h>
 #include "server/api_request.h"
+#include "server/http_server.h"
 #include "server/metrics.h"
 #include "server/request_channel.h"
 #include "server/server.h"
@@ -19,7 +20,7 @@ struct Server::Impl {
   explicit Impl(ServerOptions o) : opt(std::move(o)) {}
 
   ServerOptions opt;
-  httplib::Server http;
+  HttpServer http;                         // one request per connection, read within --timeout
   std::thread listen_thread, load_thread, engine_thread;
   int bound_port = 0;
 
