@@ -1,10 +1,12 @@
 // cli/cmd_inspect.cpp — `nexttok inspect MODEL.gguf`: the model spec page (shape, tensor types,
 // tokenizer summary) and the memory picture (weights + KV cache for context x sequences).
 // Must not know: how models run (reads ModelShape and the GGUF directory only).
+#include <algorithm>
 #include <cinttypes>
 #include <cstdint>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -13,6 +15,7 @@
 #include "cli/common.h"
 #include "core/strings.h"
 #include "gguf/gguf.h"
+#include "model/model_config.h"
 #include "model/model_shape.h"
 #include "model/quant_mix.h"
 
@@ -54,6 +57,26 @@ uint64_t saturated_bytes(double x) {
 }
 
 constexpr int kSeqs[] = {1, 4, 16};
+
+// Sliding-window layers (gemma3) attend to their last n_swa positions only, so a cache keeping just
+// the window holds min(n_ctx, n_swa) of their positions. Read through the model config: the
+// architecture decides whether a file's sliding_window counts (phi3's does not, as in llama.cpp).
+struct Sliding {
+  int n_swa = 0, n_swa_layers = 0, n_layer = 0;
+  float freq_base_swa = 0;
+  // KV bytes of one sequence of n_ctx tokens when the sliding layers keep only their window.
+  double capped_bytes(double kv_per_token, uint64_t n_ctx) const {
+    const double per_layer = kv_per_token / n_layer;
+    const double swa_pos = static_cast<double>(std::min<uint64_t>(n_ctx, static_cast<uint64_t>(n_swa)));
+    return per_layer * ((n_layer - n_swa_layers) * static_cast<double>(n_ctx) + n_swa_layers * swa_pos);
+  }
+};
+
+std::optional<Sliding> sliding_of(const GgufFile& f) {
+  auto c = read_model_config(f);
+  if (!c || c->n_swa_layers() == 0) return std::nullopt;
+  return Sliding{c->n_swa, c->n_swa_layers(), c->n_layer, c->rope_swa.freq_base};
+}
 
 template <class T>
 json opt_json(const std::optional<T>& v) {
@@ -114,6 +137,7 @@ int cmd_inspect(int argc, char** argv) {
   const bool has_template = f.get_str("tokenizer.chat_template").has_value();
   const auto kv_f16 = s.kv_bytes_per_token(DType::F16);
   const auto kv_q8 = s.kv_bytes_per_token(DType::Q8_0);
+  const std::optional<Sliding> swa = sliding_of(f);
   const double bpw = s.n_params ? 8.0 * static_cast<double>(s.weight_bytes) / static_cast<double>(s.n_params) : 0;
 
   std::vector<std::pair<std::string, int64_t>> specials;
@@ -148,6 +172,9 @@ int cmd_inspect(int argc, char** argv) {
                  {"scaling_type", opt_json(s.rope_scaling_type)},
                  {"scaling_factor", opt_json(s.rope_scaling_factor)},
                  {"original_context_length", opt_json(s.rope_scaling_orig_ctx)}};
+    j["sliding_window"] = swa ? json{{"n_swa", swa->n_swa}, {"n_swa_layers", swa->n_swa_layers},
+                                     {"freq_base_swa", swa->freq_base_swa}}
+                              : json(nullptr);
     j["n_vocab"] = opt_json(s.n_vocab);
     j["tokenizer_model"] = opt_json(s.tokenizer_model);
     auto pre = f.get_str("tokenizer.ggml.pre");
@@ -167,6 +194,7 @@ int cmd_inspect(int argc, char** argv) {
           mem.push_back({{"n_ctx", c}, {"n_seq", n_seq}, {"kv_bytes_f16", saturated_bytes(kv)},
                          {"total_bytes", saturated_bytes(kv + static_cast<double>(s.weight_bytes))},
                          {"kv_exceeds_weights", kv > static_cast<double>(s.weight_bytes)}});
+          if (swa) mem.back()["kv_bytes_f16_window_capped"] = saturated_bytes(swa->capped_bytes(*kv_f16, c) * n_seq);
         }
     }
     j["memory"] = mem;
@@ -213,6 +241,9 @@ int cmd_inspect(int argc, char** argv) {
   }
   line("rope", rope);
   line("rms eps", s.rms_eps ? str_printf("%g", *s.rms_eps) : "-");
+  if (swa)
+    line("sliding window", str_printf("%d positions on %d of %d layers (their rope freq_base %g)", swa->n_swa,
+                                      swa->n_swa_layers, swa->n_layer, swa->freq_base_swa));
   out += "tokenizer\n";
   std::string tok = s.tokenizer_model.value_or("-");
   if (auto pre = f.get_str("tokenizer.ggml.pre")) tok += " (pre: " + std::string(*pre) + ")";
@@ -248,6 +279,20 @@ int cmd_inspect(int argc, char** argv) {
                           flag ? "*" : " ");
       }
       out += "\n";
+    }
+    if (swa) {
+      out += str_printf("  with the %d sliding layers capped at their window of %d positions (what they can see;\n"
+                        "  llama.cpp keeps only that much, nexttok's cache still holds every position):\n",
+                        swa->n_swa_layers, swa->n_swa);
+      for (uint64_t c : table_contexts(*s.n_ctx_train)) {
+        out += str_printf("  %10s", format_thousands(c).c_str());
+        for (int n_seq : kSeqs) {
+          const double kv = swa->capped_bytes(*kv_f16, c) * n_seq;
+          out += str_printf(" %12s%s", format_bytes(saturated_bytes(kv + static_cast<double>(s.weight_bytes))).c_str(),
+                            kv > static_cast<double>(s.weight_bytes) ? "*" : " ");
+        }
+        out += "\n";
+      }
     }
   }
   std::fputs(out.c_str(), stdout);
