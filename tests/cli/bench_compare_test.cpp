@@ -152,11 +152,11 @@ TEST(BenchCompare, AlternatesRoundsAndMeasuresTheKnownRatios) {
         ASSERT_TRUE(m.at("a").at(k).is_number() && m.at("b").at(k).is_number()) << at << " " << key << m.dump();
         const double ratio = m["a"][k].get<double>() / m["b"][k].get<double>();
         EXPECT_NEAR(m["per_round"][k].get<double>(), ratio, 1e-9 * ratio) << at << " " << key;
-        if (!std::isnan(want)) expect_ratio(m["per_round"][k], want, at + " " + key + " per round");
+        if (!std::isnan(want)) expect_ratio(m["per_round"][k], want, at + " " + key + " per round: " + m.dump());
       }
       EXPECT_NEAR(m.at("median").get<double>(), (m["per_round"][0].get<double>() + m["per_round"][1].get<double>()) / 2,
                   1e-9) << at << " " << key;
-      if (!std::isnan(want)) expect_ratio(m["median"], want, at + " " + key + " median");
+      if (!std::isnan(want)) expect_ratio(m["median"], want, at + " " + key + " median: " + m.dump());
     };
     check("output_tokens_per_s", i == 0 ? 2 : 3);
     check("goodput_req_s", i == 0 ? 2 : 3);
