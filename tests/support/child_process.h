@@ -34,19 +34,22 @@ class Child {
   // stdout/stderr into files of `out_prefix` (read them with out()/err() after wait()).
   Child(const std::vector<std::string>& argv, const std::string& out_prefix, const std::string& stdin_path = "")
       : out_path_(out_prefix + ".out"), err_path_(out_prefix + ".err") {
+    // everything the child needs is built before fork: the test may have other threads, and one
+    // of them could hold the allocator's lock at the fork (the child would wait on it forever)
+    std::vector<char*> args;
+    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    const char* in_path = stdin_path.empty() ? "/dev/null" : stdin_path.c_str();
     start_ = std::chrono::steady_clock::now();
     pid_ = ::fork();
     if (pid_ == 0) {
-      int in = ::open(stdin_path.empty() ? "/dev/null" : stdin_path.c_str(), O_RDONLY);
+      int in = ::open(in_path, O_RDONLY);
       int out = ::open(out_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
       int err = ::open(err_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
       if (in < 0 || out < 0 || err < 0) ::_exit(126);
       ::dup2(in, 0);
       ::dup2(out, 1);
       ::dup2(err, 2);
-      std::vector<char*> args;
-      for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-      args.push_back(nullptr);
       ::execv(args[0], args.data());
       ::_exit(127);
     }
