@@ -120,7 +120,7 @@ void short_conv_weights_time_major(const float* w_gguf, int kernel, int64_t n_ch
 
 void short_conv_silu_ref(const float* x, int64_t ldx, int64_t n_tokens, const float* w, int kernel,
                          int64_t n_channels, float* state, float* y, int64_t ldy) {
-  NT_CHECK(kernel >= 1 && n_tokens >= 1);
+  NT_CHECK(kernel >= 1 && n_tokens >= 0);
   detail::delta_net_ops_scalar().conv(x, ldx, n_tokens, w, kernel, n_channels, 0, n_channels, state, y, ldy);
   for (int64_t t = 0; t < n_tokens; ++t)
     for (int64_t c = 0; c < n_channels; ++c) {
@@ -131,7 +131,7 @@ void short_conv_silu_ref(const float* x, int64_t ldx, int64_t n_tokens, const fl
 
 void short_conv_silu(const float* x, int64_t ldx, int64_t n_tokens, const float* w, int kernel, int64_t n_channels,
                      float* state, float* y, int64_t ldy, ThreadPool& pool) {
-  NT_CHECK(kernel >= 1 && n_tokens >= 1);
+  NT_CHECK(kernel >= 1 && n_tokens >= 0);
   const auto& o = ops();
   const int n_blocks = static_cast<int>((n_channels + kConvBlock - 1) / kConvBlock);
   pool.run(n_blocks, [&](int b, int) {

@@ -336,6 +336,24 @@ TEST(DeltaNet, ChunkedAgreesWithTokenByToken) {
   }
 }
 
+TEST(DeltaNet, DecodeAfterChunkedPrefillAgreesWithOnePrefill) {
+  LevelGuard guard;
+  ThreadPool pool(2);
+  const DeltaNetShape shape{2, 4, 64, 48};
+  const Case c(shape, 90, 71);
+  auto s_ref = c.state(72), o_ref = c.out();
+  delta_net_scan_ref(c.s, c.io(o_ref.data()), c.T, s_ref.data());
+  for (SimdLevel level : supported_levels()) {
+    set_simd_level(level);
+    auto s1 = c.state(72), o1 = c.out();
+    delta_net_chunked(c.s, c.io(o1.data()), 70, s1.data(), pool);
+    float* states[1] = {s1.data()};
+    for (int64_t t = 70; t < c.T; ++t) delta_net_decode(c.s, c.io(o1.data(), t), 1, states, pool);
+    EXPECT_LE(max_diff(o1, o_ref), 4 * tolerance(shape, max_abs(o_ref))) << simd_level_name(level);
+    EXPECT_LE(max_diff(s1, s_ref), 4 * tolerance(shape, max_abs(s_ref))) << simd_level_name(level);
+  }
+}
+
 TEST(DeltaNet, ChunkedSplitAtChunkMultiplesAndThreadCountsAreBitIdentical) {
   LevelGuard guard;
   ThreadPool p1(1), p2(2), p3(3);
