@@ -9,8 +9,9 @@
 //   U = W - Kc S0
 //   o_t = scale * (exp(G_t) S0^T q_t + sum_{s<=t} exp(G_t - G_s) (q_t . k_s) u_s)
 //   S_n = exp(G_n) S0 + sum_s exp(G_n - G_s) k_s u_s^T
-// The three products with S0 / into S_n are the gemm of the ISA ops; decays only enter as
-// exp(G_t - G_s) <= 1, never as a quotient of two exponentials, with G_t - G_s summed directly.
+// Every product (K K^T, Q K^T, the rows of the substitution, those with S0 and into S_n) is the
+// ISA ops' gemm; decays only enter as exp(G_t - G_s) <= 1, never as a quotient of two
+// exponentials, with G_t - G_s summed directly.
 #include <cmath>
 
 #include "core/check.h"
