@@ -233,6 +233,7 @@ std::vector<Case> model_cases(const Bytes& src, const Layout& L) {
   c.push_back({"context_length_u32_max", u32("llama.context_length", 0xffffffffu), "context_length"});
   c.push_back({"block_count_2e31", u32("llama.block_count", 0x7fffffffu), "block_count"});
   c.push_back({"head_count_0", u32("llama.attention.head_count", 0), "head_count is 0"});
+  c.push_back({"block_count_typed_f32", put<uint32_t>(src, L.kv("llama.block_count").type_pos, 6), "block_count"});
   c.push_back({"embedding_length_289", u32("llama.embedding_length", 289), "n_embd 289"});
   c.push_back({"feed_forward_length_wrong", u32("llama.feed_forward_length", 1024), "ffn"});
   c.push_back({"unknown_architecture", put<char>(src, L.kv("general.architecture").value_pos + 8, 'x'),
