@@ -45,9 +45,9 @@ void merge_symbols(const Vocab& v, BpeWork& w) {
     if (left < 0 || right < 0) return;
     int32_t a = syms[left].id, b = syms[right].id;
     if (a < 0 || b < 0) return;
-    auto it = v.merges.find(pair_key(a, b));
-    if (it == v.merges.end()) return;
-    heap.push_back({it->second.rank, left, right, it->second.result, a, b});
+    const MergeResult* m = v.merges.find(pair_key(a, b));
+    if (!m) return;
+    heap.push_back({m->rank, left, right, m->result, a, b});
     std::push_heap(heap.begin(), heap.end(), CandGreater{});
   };
   for (size_t k = 0; k + 1 < syms.size(); ++k) try_add(static_cast<int32_t>(k), static_cast<int32_t>(k + 1));

@@ -40,8 +40,10 @@ Result<std::unique_ptr<Tokenizer>> Tokenizer::from_gguf(const GgufFile& f) {
   if (!tokens || tokens->elem_type != GgufType::STRING || tokens->n == 0)
     return make_error("%s: tokenizer.ggml.tokens is missing or not a string array", f.path().c_str());
   const int32_t n = static_cast<int32_t>(tokens->strs.size());
-  v->text.reserve(n);
-  for (auto s : tokens->strs) v->text.emplace_back(s);
+  size_t n_bytes = 0;
+  for (auto s : tokens->strs) n_bytes += s.size();
+  v->text.reserve(static_cast<size_t>(n), n_bytes);
+  for (auto s : tokens->strs) v->text.push_back(s);
 
   if (const GgufValue* sc = f.get_array("tokenizer.ggml.scores")) {
     if (sc->n != static_cast<uint64_t>(n) || !(sc->elem_type == GgufType::FLOAT32 || sc->elem_type == GgufType::FLOAT64))
@@ -118,7 +120,7 @@ Result<std::unique_ptr<Tokenizer>> Tokenizer::from_gguf(const GgufFile& f) {
     const GgufValue* merges = f.get_array("tokenizer.ggml.merges");
     if (!merges || merges->elem_type != GgufType::STRING)
       return make_error("%s: tokenizer.ggml.merges is missing (needed by gpt2 tokenizers)", f.path().c_str());
-    v->merges.reserve(merges->strs.size() * 2);
+    v->merges.reserve(merges->strs.size());
     int32_t rank = 0;
     for (auto s : merges->strs) {
       size_t sp = s.find(' ', 1);

@@ -97,18 +97,18 @@ Result<std::unique_ptr<Tokenizer>> load_hf_json(std::string_view text) {
     const json added = doc.value("added_tokens", json::array());
     for (const auto& a : added) n = std::max<int64_t>(n, a.at("id").get<int64_t>() + 1);
     if (n <= 0 || n > (1 << 24)) return make_error("tokenizer.json: bad vocab size %lld", static_cast<long long>(n));
-    v->text.assign(n, std::string());
+    std::vector<std::string> text(static_cast<size_t>(n));  // packed into v->text below
     v->type.assign(n, TokenType::Unused);
     for (const auto& [k, id] : model["vocab"].items()) {
       int64_t i = id.get<int64_t>();
       if (i < 0) return make_error("tokenizer.json: negative token id");
-      v->text[i] = k;
+      text[i] = k;
       v->type[i] = TokenType::Normal;
     }
     for (const auto& a : added) {
       int64_t i = a.at("id").get<int64_t>();
       if (i < 0) return make_error("tokenizer.json: negative token id");
-      v->text[i] = a.at("content").get<std::string>();
+      text[i] = a.at("content").get<std::string>();
       v->type[i] = a.value("special", false) ? TokenType::Control : TokenType::UserDefined;
     }
 
@@ -137,7 +137,7 @@ Result<std::unique_ptr<Tokenizer>> load_hf_json(std::string_view text) {
       }
       v->add_space_prefix = v->prefix != Vocab::Prefix::Never;
       for (int64_t i = 0; i < n; ++i)
-        if (v->type[i] == TokenType::Normal && v->text[i].size() == 6 && v->text[i].rfind("<0x", 0) == 0)
+        if (v->type[i] == TokenType::Normal && text[i].size() == 6 && text[i].rfind("<0x", 0) == 0)
           v->type[i] = TokenType::Byte;
     } else {
       return make_error("tokenizer.json: BPE without a ByteLevel or Metaspace pre-tokenizer is not supported");
@@ -146,8 +146,10 @@ Result<std::unique_ptr<Tokenizer>> load_hf_json(std::string_view text) {
     if (model.contains("unk_token") && model["unk_token"].is_string()) {
       const std::string u = model["unk_token"].get<std::string>();
       for (int64_t i = 0; i < n; ++i)
-        if (v->text[i] == u) v->unk = static_cast<int32_t>(i);
+        if (text[i] == u) v->unk = static_cast<int32_t>(i);
     }
+    v->text = StringTable(text);
+    std::vector<std::string>().swap(text);
     v->finalize_tokens();
 
     const json merges = model.value("merges", json::array());

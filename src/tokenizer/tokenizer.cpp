@@ -85,7 +85,7 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special, 
 
 std::string Tokenizer::token_to_piece(int32_t id) const {
   if (id < 0 || id >= n_vocab()) return {};
-  return vocab_->piece[id];
+  return std::string(vocab_->piece[id]);
 }
 
 std::string Tokenizer::decode(const std::vector<int32_t>& ids, bool skip_special) const {

@@ -81,19 +81,23 @@ void Vocab::add_merge(std::string_view left, std::string_view right, int32_t ran
   joined.append(left).append(right);
   int32_t res = intern(joined);
   uint64_t key = (static_cast<uint64_t>(static_cast<uint32_t>(l)) << 32) | static_cast<uint32_t>(r);
-  merges.emplace(key, MergeResult{rank, res});  // the first (best-ranked) duplicate wins
+  merges.insert(key, MergeResult{rank, res});  // the first (best-ranked) duplicate wins
+}
+
+size_t Vocab::heap_bytes() const {
+  return text.heap_bytes() + piece.heap_bytes() + text_to_id.heap_bytes() + merges.heap_bytes() +
+         score.capacity() * sizeof(float) + type.capacity() * sizeof(TokenType);
 }
 
 void Vocab::finalize_tokens() {
   const int32_t n = n_vocab();
   score.resize(n, 0.0f);
   type.resize(n, TokenType::Normal);
-  text_to_id.clear();
-  text_to_id.reserve(static_cast<size_t>(n) * 2);
+  text.shrink_to_fit();
+  text_to_id.build(text);  // a duplicate text maps to its last id
   max_token_len = 0;
   for (int32_t i = 0; i < n; ++i) {
     if (type[i] == TokenType::Undefined) type[i] = TokenType::Normal;
-    text_to_id[text[i]] = i;  // a duplicate text maps to its last id
     max_token_len = std::max(max_token_len, text[i].size());
   }
 
@@ -104,28 +108,33 @@ void Vocab::finalize_tokens() {
     byte_token[b] = find(buf);
   }
 
-  piece.assign(n, std::string());
+  piece.clear();
+  piece.reserve(static_cast<size_t>(n), text.n_bytes());
   for (int32_t i = 0; i < n; ++i) {
-    const std::string& t = text[i];
+    const std::string_view t = text[i];
     switch (type[i]) {
       case TokenType::Control:
       case TokenType::UserDefined:
       case TokenType::Unknown:
-        piece[i] = t;
+        piece.push_back(t);
         break;
       case TokenType::Unused:
+        piece.push_back({});
         break;
       case TokenType::Byte: {
         int b = parse_byte_token(t);
-        if (b >= 0) piece[i] = std::string(1, static_cast<char>(b));
-        else piece[i] = byte_level ? byte_level_decode(t) : t;
+        if (b >= 0) piece.push_back(std::string(1, static_cast<char>(b)));
+        else piece.push_back(byte_level ? byte_level_decode(t) : std::string(t));
         break;
       }
       default:
-        piece[i] = byte_level ? byte_level_decode(t) : escape_spaces || kind == VocabKind::Wpm ? unescape_spaces(t) : t;
+        if (byte_level) piece.push_back(byte_level_decode(t));
+        else if (escape_spaces || kind == VocabKind::Wpm) piece.push_back(unescape_spaces(t));
+        else piece.push_back(t);
         break;
     }
   }
+  piece.shrink_to_fit();
 
   // Literal special tokens, longest first (ties: lower id first).
   specials.clear();

@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "tokenizer/packed_tables.h"
 #include "tokenizer/pretokenize.h"
 #include "tokenizer/tokenizer.h"
 
@@ -25,21 +26,16 @@ using TextToId = std::unordered_map<std::string, int32_t, StringHash, std::equal
 
 enum class VocabKind { Spm, Bpe, Wpm };
 
-struct MergeResult {
-  int32_t rank;
-  int32_t result;  // symbol id of the merged text (>= n_vocab: not a token, see extra_text)
-};
-
 struct Vocab {
   VocabKind kind = VocabKind::Spm;
   std::string model_name;  // "llama", "gpt2", "bert"
   std::string pre;         // tokenizer.ggml.pre ("" when absent)
 
-  std::vector<std::string> text;  // [n_vocab]
+  StringTable text;               // [n_vocab]
   std::vector<float> score;       // [n_vocab]
   std::vector<TokenType> type;    // [n_vocab]
-  std::vector<std::string> piece;  // [n_vocab] bytes each token contributes to decoded text
-  TextToId text_to_id;
+  StringTable piece;              // [n_vocab] bytes each token contributes to decoded text
+  TextIndex text_to_id;
 
   int32_t bos = -1, eos = -1, eot = -1, eom = -1, unk = -1, pad = -1, sep = -1, cls = -1, mask = -1;
   bool add_bos = false, add_eos = false, add_sep = false;
@@ -67,7 +63,7 @@ struct Vocab {
   bool has_always_special = false;
 
   // BPE: merges keyed by (left symbol id << 32 | right symbol id).
-  std::unordered_map<uint64_t, MergeResult> merges;
+  MergeTable merges;
   std::vector<std::string> extra_text;  // texts of symbol ids >= n_vocab
   TextToId extra_to_id;
   std::array<int32_t, 256> byte_symbol{};  // byte-level: symbol id of each byte's mapped char
@@ -82,15 +78,15 @@ struct Vocab {
 
   int32_t n_vocab() const { return static_cast<int32_t>(text.size()); }
   int32_t find(std::string_view s) const {
-    auto it = text_to_id.find(s);
-    return it == text_to_id.end() ? -1 : it->second;
+    return text_to_id.find(text, s);
   }
   // Symbol id for a text (token id, or an interned extra id >= n_vocab).
   int32_t intern(std::string_view s);
   int32_t find_symbol(std::string_view s) const;  // token or interned id, -1 when neither
   std::string_view symbol_text(int32_t sym) const {
-    return sym < n_vocab() ? std::string_view(text[sym]) : std::string_view(extra_text[sym - n_vocab()]);
+    return sym < n_vocab() ? text[static_cast<size_t>(sym)] : std::string_view(extra_text[sym - n_vocab()]);
   }
+  size_t heap_bytes() const;  // the large tables' heap (texts, pieces, index, merges, scores, types)
 
   // After text/score/type/special ids/flags are set: builds text_to_id, pieces, specials, eog,
   // byte tables. merges (list of "a b" strings or pairs) are added with add_merge.
