@@ -5,10 +5,7 @@
 // served process, and its RSS is then the server's alone (not the load generator's threads too).
 #pragma once
 
-#include <fcntl.h>
 #include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <cstdlib>
 #include <fstream>
@@ -16,6 +13,7 @@
 #include <vector>
 
 #include "server/fault_support.h"
+#include "support/child_process.h"
 
 namespace nt::test {
 
@@ -38,48 +36,28 @@ inline long proc_status_kib(pid_t pid, const char* field) {
   return -1;
 }
 
+inline std::vector<std::string> serve_argv(const std::vector<std::string>& args) {
+  std::vector<std::string> argv{nexttok_bin(), "serve", "-m", stories_path(), "--alias", "stories15M", "--port", "0"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return argv;
+}
+
 // `nexttok serve -m stories15M --alias stories15M --port 0 ARGS` with stderr to a file (the
-// per-request log lines go there too).
+// per-request log lines go there too); killed when the test ends without stop().
 class ServeChild {
  public:
-  explicit ServeChild(const std::vector<std::string>& args) {
-    err_path_ = temp_dir() + "/serve.stderr";
-    std::vector<std::string> argv{nexttok_bin(), "serve", "-m", stories_path(), "--alias", "stories15M", "--port", "0"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    std::vector<char*> a;  // built before fork: the child only makes async-signal-safe calls
-    for (const std::string& s : argv) a.push_back(const_cast<char*>(s.c_str()));
-    a.push_back(nullptr);
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      const int err = ::open(err_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-      const int null = ::open("/dev/null", O_RDWR);
-      if (err < 0 || null < 0) ::_exit(127);
-      ::dup2(null, 0);
-      ::dup2(null, 1);
-      ::dup2(err, 2);
-      ::execv(a[0], a.data());
-      ::_exit(127);
-    }
-  }
-  ~ServeChild() {
-    if (pid_ > 0 && !exited_) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
-  }
-  ServeChild(const ServeChild&) = delete;
-  ServeChild& operator=(const ServeChild&) = delete;
+  explicit ServeChild(const std::vector<std::string>& args) : child_(serve_argv(args), temp_dir() + "/serve") {}
 
-  pid_t pid() const { return pid_; }
+  pid_t pid() const { return child_.pid(); }
   int port() const { return port_; }
-  std::string log() const { return read_text(err_path_); }
+  std::string log() const { return child_.err(); }
   // The last `n` bytes of the log (for failure messages).
   std::string log_tail(size_t n = 2000) const {
     const std::string s = log();
     return s.size() > n ? s.substr(s.size() - n) : s;
   }
-  long rss_kib() const { return proc_status_kib(pid_, "VmRSS"); }
-  long peak_rss_kib() const { return proc_status_kib(pid_, "VmHWM"); }
+  long rss_kib() const { return proc_status_kib(pid(), "VmRSS"); }
+  long peak_rss_kib() const { return proc_status_kib(pid(), "VmHWM"); }
 
   // Waits for "listening on http://127.0.0.1:PORT" in the log, then for /health 200.
   bool wait_ready(double seconds) {
@@ -108,30 +86,24 @@ class ServeChild {
     c->set_write_timeout(std::chrono::milliseconds(int(timeout_s * 1000)));
     return c;
   }
-  // True while the process runs (a crash or an exit makes it false and keeps the status).
-  bool alive() {
-    if (exited_) return false;
-    if (::waitpid(pid_, &status_, WNOHANG) == pid_) exited_ = true;
-    return !exited_;
-  }
+  // True while the process runs (a crash or an exit makes it false).
+  bool alive() { return child_.running(); }
   // Sends `sig` and waits for the exit: the exit code (128 + signal when killed by one), or -1 when
   // it outlives `seconds` (then it is killed).
   int stop(int sig, double seconds) {
-    if (alive()) {
-      ::kill(pid_, sig);
-      const auto t = FaultClock::now();
-      while (alive() && ms_since(t) < seconds * 1000) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      if (!exited_) return -1;
+    if (child_.running()) {
+      ::kill(child_.pid(), sig);
+      if (!child_.wait_for(seconds)) {
+        child_.kill_now();
+        return -1;
+      }
     }
-    return WIFEXITED(status_) ? WEXITSTATUS(status_) : 128 + WTERMSIG(status_);
+    return child_.rc();
   }
 
  private:
-  pid_t pid_ = -1;
+  Child child_;
   int port_ = 0;
-  int status_ = 0;
-  bool exited_ = false;
-  std::string err_path_;
 };
 
 // The server's queue and KV gauges, read from /metrics (-1 where a series is absent).
