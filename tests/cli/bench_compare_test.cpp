@@ -6,6 +6,7 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -21,6 +22,7 @@
 #include "cli/bench_compare_report.h"
 #include "cli/bench_server_process.h"
 #include "cli/scenario_fake_server.h"
+#include "support/child_process.h"
 #include "support/test_support.h"
 
 namespace nt {
@@ -52,6 +54,15 @@ int free_port() {
 }
 
 bool process_gone(pid_t pid) { return ::kill(pid, 0) != 0 && errno == ESRCH; }
+
+// Gone, or a zombie nobody has reaped yet (an orphan's parent may be a container's init that never does).
+bool process_ended(pid_t pid) {
+  ::waitpid(pid, nullptr, WNOHANG);  // ours when this process became its subreaper
+  if (process_gone(pid)) return true;
+  const std::string stat = test::read_text("/proc/" + std::to_string(pid) + "/stat");
+  const size_t paren = stat.rfind(')');
+  return paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] == 'Z';
+}
 
 std::string quoted(const std::string& s) { return "'" + s + "'"; }
 
@@ -265,6 +276,25 @@ TEST(BenchCompare, AServerThatExitsOrNeverAnswersIsAClearError) {
   ASSERT_FALSE(pid.empty());
   EXPECT_TRUE(process_gone(static_cast<pid_t>(std::stol(pid)))) << "the server process " << pid << " still runs";
   EXPECT_EQ(r.err.find("starting server B"), std::string::npos) << r.err;
+}
+
+TEST(BenchCompare, AnInterruptedBenchStopsTheServerItStarted) {
+  // The server's own process group gets no Ctrl-C from the terminal: the bench passes it on. The
+  // server is the shell's child (the shell alone would get SIGTERM when the bench dies).
+  const std::string dir = test::temp_dir();
+  const std::string url = "http://127.0.0.1:" + std::to_string(free_port());
+  test::Child bench({test::nexttok_bin(), "bench", "--url", url, "--server-cmd",
+                     "sleep 60 & echo $! > " + dir + "/pid; wait", "--server-wait", "60", "-n", "1"},
+                    dir + "/bench");
+  for (int i = 0; i < 500 && test::read_text(dir + "/pid").empty(); ++i) ::usleep(10000);
+  const std::string pid = test::read_text(dir + "/pid");
+  ASSERT_FALSE(pid.empty()) << bench.err();
+  ::kill(bench.pid(), SIGINT);
+  ASSERT_TRUE(bench.wait_for(10)) << bench.err();
+  EXPECT_EQ(bench.rc(), 128 + SIGINT) << bench.err();
+  bool ended = false;
+  for (int i = 0; i < 200 && !(ended = process_ended(static_cast<pid_t>(std::stol(pid)))); ++i) ::usleep(10000);
+  EXPECT_TRUE(ended) << "the server process " << pid << " outlived the bench";
 }
 
 TEST(BenchCompare, StopKillsTheWholeGroupAndEscalatesToSigkill) {
