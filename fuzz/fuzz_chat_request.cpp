@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -23,7 +24,7 @@ using namespace nt::server;
 
 struct Pipeline {
   std::string name;
-  std::unique_ptr<nt::Tokenizer> tok;
+  std::shared_ptr<nt::Tokenizer> tok;  // a vocabulary shared by its pipelines
   std::unique_ptr<ChatRenderer> renderer;
   bool byte_level;  // decodes any UTF-8 text back exactly
 };
@@ -58,18 +59,23 @@ std::vector<Pipeline>& pipelines() {
         {"qwen2", "", "chatml", true},
     };
     std::vector<Pipeline> out;
+    std::map<std::string, std::pair<std::shared_ptr<nt::GgufFile>, std::shared_ptr<nt::Tokenizer>>> loaded;
     for (const Spec& s : specs) {
-      const std::string path = vocab + "/ggml-vocab-" + s.vocab + ".gguf";
-      auto gguf = nt::GgufFile::open(path);
-      if (!gguf) continue;
-      auto tok = nt::Tokenizer::from_gguf(*gguf);
-      if (!tok) continue;
+      auto& [gguf, tok] = loaded[s.vocab];
+      if (!gguf) {
+        auto g = nt::GgufFile::open(vocab + "/ggml-vocab-" + s.vocab + ".gguf");
+        if (!g) continue;
+        auto t = nt::Tokenizer::from_gguf(*g);
+        if (!t) continue;
+        gguf = std::make_shared<nt::GgufFile>(std::move(*g));
+        tok = std::move(*t);
+      }
       ChatRendererOptions o;
       o.chat_format = s.format;
       if (*s.template_file) o.template_file = tmpl + "/" + s.template_file;
-      auto r = ChatRenderer::create(o, **tok, *gguf, nullptr);
+      auto r = ChatRenderer::create(o, *tok, *gguf, nullptr);
       if (!r) continue;
-      out.push_back({std::string(s.vocab) + " + " + (*s.template_file ? s.template_file : s.format), std::move(*tok),
+      out.push_back({std::string(s.vocab) + " + " + (*s.template_file ? s.template_file : s.format), tok,
                      std::make_unique<ChatRenderer>(std::move(*r)), s.byte_level});
     }
     if (out.empty())
@@ -82,6 +88,12 @@ std::vector<Pipeline>& pipelines() {
 }
 
 }  // namespace
+
+// Loading the vocabularies takes seconds under ASan: before the first input, outside its timeout.
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  pipelines();
+  return 0;
+}
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size > 64 * 1024) return 0;  // a render and an encode per pipeline: keep each input fast
