@@ -104,6 +104,7 @@ int cmd_serve(int argc, char** argv) {
     auto r = server::ChatRenderer::create({a.chat_format, a.chat_template_file}, *lm->tokenizer,
                                           lm->engine->model().gguf(), &warning);
     if (!r) return r.error();
+    lm->engine->model().gguf().release_metadata_pages();  // the template read again: drop it too
     if (!warning.empty()) std::fprintf(stderr, "serve: warning: %s\n", warning.c_str());
     server::ServedModel sm;
     sm.name = name;

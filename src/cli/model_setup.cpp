@@ -42,6 +42,7 @@ Result<LoadedModel> load_model(const ModelArgs& m, const EngineArgs& e, bool qui
   if (!model) return model.error();
   auto tok = Tokenizer::from_gguf((*model)->gguf());
   if (!tok) return Error{*path + ": " + tok.error().message};
+  (*model)->gguf().release_metadata_pages();  // read into the tokenizer; only tensors are used from here on
   EngineOptions opt;
   opt.n_threads = e.n_threads;
   opt.n_ctx = e.n_ctx;

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -31,6 +32,16 @@ MappedFile& MappedFile::operator=(MappedFile&& o) noexcept {
     o.size_ = 0;
   }
   return *this;
+}
+
+void MappedFile::release_pages(size_t offset, size_t len) const {
+  if (!data_ || offset >= size_) return;
+  len = std::min(len, size_ - offset);
+  const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t lo = (reinterpret_cast<uintptr_t>(data_) + offset + page - 1) / page * page;
+  const uintptr_t hi = (reinterpret_cast<uintptr_t>(data_) + offset + len) / page * page;
+  // A private read-only file mapping: dropped pages are refilled from the file, never zeroed.
+  if (hi > lo) (void)madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_DONTNEED);
 }
 
 Result<MappedFile> MappedFile::open(const std::string& path) {

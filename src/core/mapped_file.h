@@ -25,6 +25,10 @@ class MappedFile {
   const uint8_t* data() const { return data_; }
   size_t size() const { return size_; }
   const std::string& path() const { return path_; }
+  // Drops the whole pages of [offset, offset + len) from this process's resident memory (bytes
+  // read once, e.g. a file's metadata after parsing); they stay readable and are read back from
+  // the file if touched again. Clamped to the file; partial pages at either end are kept.
+  void release_pages(size_t offset, size_t len) const;
 
  private:
   const uint8_t* data_ = nullptr;

@@ -92,6 +92,11 @@ class GgufFile {
   std::optional<std::string_view> get_str(std::string_view key) const;
   const GgufValue* get_array(std::string_view key) const;
 
+  // Drops the metadata bytes (everything before the tensor data: the vocabulary, merges, chat
+  // template) from the process's resident memory once they have been read; views into them stay
+  // valid and read the file again if used. No-op for parse()d bytes.
+  void release_metadata_pages() const;
+
   const std::vector<GgufTensor>& tensors() const { return tensors_; }
   const GgufTensor* find_tensor(std::string_view name) const;
 

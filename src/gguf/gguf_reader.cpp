@@ -246,4 +246,8 @@ Result<GgufFile> GgufFile::open(const std::string& path) {
   return f;
 }
 
+void GgufFile::release_metadata_pages() const {
+  if (map_) map_->release_pages(0, static_cast<size_t>(data_offset_));
+}
+
 }  // namespace nt
