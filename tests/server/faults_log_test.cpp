@@ -126,6 +126,10 @@ TEST(FaultLogs, NeitherTheKeyNorRequestBodiesReachTheLog) {
     EXPECT_NE(log.find("cmpl-"), std::string::npos) << log;
     EXPECT_NE(log.find("serve: stopped"), std::string::npos) << log;
     std::printf("[fault] %s log: %zu bytes, exit %d, key and bodies absent\n", format, log.size(), rc);
+    const bool clean = log.find(key) == std::string::npos && log.find(marker) == std::string::npos;
+    print_fault({std::string(format) + " log of keyed requests, bad bodies, a bad key, garbage",
+                 "neither the key nor a body in the log", clean ? "absent" : "PRESENT", -1},
+                "- (process)");
   }
 }
 
@@ -149,6 +153,9 @@ TEST(FaultLogs, BeyondLoopbackWithoutAKeyWarns) {
   std::printf("[fault] --host 0.0.0.0 without a key: exit %d after %.0f ms\n", open.rc, ms_since(t));
   EXPECT_EQ(open.rc, 1) << open.err;
   EXPECT_NE(open.err.find(warning), std::string::npos) << open.err;
+  print_fault({"--host 0.0.0.0 without --api-key", "a warning",
+               open.err.find(warning) != std::string::npos ? "warned" : "NO WARNING", ms_since(t)},
+              "- (process)");
   EXPECT_NE(open.err.find("cannot listen on 0.0.0.0"), std::string::npos) << open.err;
 
   const CmdResult keyed =
@@ -177,6 +184,7 @@ TEST(FaultBind, SecondServerOnATakenPortFails) {
   const Status st = second.start(stories_loader(spec));
   std::printf("[fault] second server on port %d: %s\n", o.port,
               st ? "started (port shared)" : st.error().message.c_str());
+  print_fault({"second server on a port in use", "refused to start", st ? "STARTED" : "refused", -1}, "-");
   EXPECT_FALSE(st.ok()) << "a second server started on port " << o.port;
   if (st.ok()) {  // stop it only once it listens (see StopRightAfterStartReturns)
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
@@ -213,6 +221,9 @@ TEST(FaultBind, StopRightAfterStartReturns) {
                                    "--gtest_also_run_disabled_tests"});
   std::printf("[fault] 20 x start and stop at once: exit %d after %.0f ms%s\n", r.rc, ms_since(t),
               r.rc == 124 ? " (hung, killed by timeout)" : "");
+  print_fault({"20 x stop right after start", "returns", r.rc == 0 ? "returned" : "exit " + std::to_string(r.rc),
+               ms_since(t)},
+              "- (process)");
   EXPECT_EQ(r.rc, 0) << (r.rc == 124 ? "hung: killed after 10 s\n" : "") << r.out.substr(0, 2000)
                      << r.err.substr(0, 2000);
 }

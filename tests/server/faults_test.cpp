@@ -57,6 +57,7 @@ struct Probe {
   bool closed = false; // the server closed the connection within the deadline
   double close_ms = -1;
   double ms = -1;      // until the first whole response, the close or the deadline
+  bool waited_close = false;  // read until the close (not only the first response)
   std::string raw;
 };
 
@@ -71,6 +72,7 @@ Probe probe(int port, const std::string& bytes, double wait_s, bool until_close 
   if (until_close) c.wait_closed(wait_s);
   else c.read_until_fn([](const std::string& s) { return response_complete(s); }, wait_s);
   p.ms = ms_since(t);
+  p.waited_close = until_close;
   p.closed = c.closed();
   if (p.closed) p.close_ms = p.ms;
   p.raw = c.received();
@@ -79,9 +81,10 @@ Probe probe(int port, const std::string& bytes, double wait_s, bool until_close 
   return p;
 }
 
-// "400, closed" / "400, open" / "none, closed": a probe's outcome for the fault table.
+// "400", "400, closed", "400, still open", "none, closed": a probe's outcome for the fault table.
 std::string outcome(const Probe& p) {
-  return (p.status ? std::to_string(p.status) : std::string("none")) + (p.closed ? ", closed" : ", open");
+  return (p.status ? std::to_string(p.status) : std::string("none")) +
+         (p.closed ? ", closed" : p.waited_close ? ", still open" : "");
 }
 
 std::string describe(const std::string& name, const Probe& p) {
