@@ -26,7 +26,8 @@ namespace nt::cli {
 
 namespace {
 
-enum class Fill { kRandom, kOnes, kSmall, kFactors };  // kFactors: uniform in [1, 4] (LongRoPE)
+// kFactors: uniform in [1, 4] (LongRoPE); kDecay: uniform in [-1.5, -0.5] (qwen35's ssm_a = -exp(A_log))
+enum class Fill { kRandom, kOnes, kSmall, kFactors, kDecay };
 
 struct SynthTensor {
   std::string name;
@@ -53,6 +54,11 @@ void fill_row(float* x, int64_t n, Fill fill, float a, uint64_t seed, uint64_t t
     for (int64_t i = 0; i < n; ++i) x[i] += 2.5f;
     return;
   }
+  if (fill == Fill::kDecay) {
+    fill_row(x, n, Fill::kRandom, 0.5f, seed, tensor, row);
+    for (int64_t i = 0; i < n; ++i) x[i] -= 1.0f;
+    return;
+  }
   uint64_t s = seed ^ (tensor * 0xD1B54A32D192ED03ull) ^ (row * 0x8CB92BA72F3D8DD7ull);
   splitmix64(s);
   const float scale = 2.0f * a / 4294967296.0f;
@@ -76,6 +82,7 @@ int cmd_synth(int argc, char** argv) {
   std::string arch, vocab_path, type_name = "f16", out;
   int64_t n_embd = 0, n_layer = 0, n_head = 0, n_head_kv = 0, n_ff = 0, head_dim = 0, n_ctx = 4096;
   int64_t rope_dims = 0, rope_orig_ctx = 0, n_swa = 512, swa_pattern = 6;
+  int64_t ssm_state = 128, ssm_groups = 16, ssm_heads = 0, ssm_conv = 4, full_attn_interval = 4;
   uint64_t seed = 42;
   int n_threads = 0;
   bool tied = false, best = false;
@@ -111,6 +118,12 @@ int cmd_synth(int argc, char** argv) {
   app.add_option("--swa-pattern", swa_pattern, "gemma3: every layer but each N-th slides (default 6)");
   app.add_option("--rope-freq-base-swa", rope_base_swa, "gemma3: rope.freq_base_swa of sliding layers (default 10000)");
   app.add_option("--softcap", softcap, "gemma3: final_logit_softcapping, 0 = none (default 0)");
+  app.add_option("--ssm-state", ssm_state, "qwen35: ssm.state_size, the key and value size of a DeltaNet head (default 128)");
+  app.add_option("--ssm-groups", ssm_groups, "qwen35: ssm.group_count, DeltaNet q/k heads (default 16)");
+  app.add_option("--ssm-heads", ssm_heads, "qwen35: ssm.time_step_rank, DeltaNet v heads (default --ssm-groups)");
+  app.add_option("--ssm-conv", ssm_conv, "qwen35: ssm.conv_kernel, taps of the short convolution (default 4)");
+  app.add_option("--full-attn-interval", full_attn_interval,
+                 "qwen35: every N-th layer is full attention, the others Gated DeltaNet (default 4)");
   app.add_flag("--tie-embeddings", tied, "no output.weight: the output projection reuses token_embd");
   app.add_flag("--best", best, "full quantizer search (slower; random weights do not need it)");
   app.add_option("-t,--threads", n_threads, "threads; 0 = all physical cores (default 0)");
@@ -131,6 +144,11 @@ int cmd_synth(int argc, char** argv) {
     if (!(rope_base_swa > 0)) return make_error("--rope-freq-base-swa must be positive");
     if (!(softcap >= 0)) return make_error("--softcap must not be negative");
     if (!(rope_scale >= 0)) return make_error("--rope-scale must not be negative");
+    NT_TRY(check_range("--ssm-state", ssm_state, 1, 4096));
+    NT_TRY(check_range("--ssm-groups", ssm_groups, 1, 4096));
+    if (ssm_heads != 0) NT_TRY(check_range("--ssm-heads", ssm_heads, 1, 4096));
+    NT_TRY(check_range("--ssm-conv", ssm_conv, 2, 64));
+    NT_TRY(check_range("--full-attn-interval", full_attn_interval, 1, 4096));
     return check_threads("-t", n_threads);
   };
   if (int rc = parse_args(app, argc, argv, check); rc >= 0) return rc;
@@ -158,6 +176,10 @@ int cmd_synth(int argc, char** argv) {
   for (const char* flag : {"--swa", "--swa-pattern", "--rope-freq-base-swa", "--softcap"})
     if (app.count(flag) > 0 && layout != SynthLayout::Sliding) return usage(str_printf("%s is for gemma3 only", flag));
   if (app.count("--rope-orig-ctx") > 0 && layout != SynthLayout::Fused) return usage("--rope-orig-ctx is for phi3 only");
+  for (const char* flag : {"--ssm-state", "--ssm-groups", "--ssm-heads", "--ssm-conv", "--full-attn-interval"})
+    if (app.count(flag) > 0 && layout != SynthLayout::Hybrid) return usage(str_printf("%s is for qwen35 only", flag));
+  if (ssm_heads == 0) ssm_heads = ssm_groups;
+  if (ssm_heads % ssm_groups != 0) return usage("--ssm-heads must be a multiple of --ssm-groups");
 
   if (auto s = GgufWriter::check_destination(out, {vocab_path}); !s) return fail("synth", s.error().message);
   auto vocab = GgufFile::open(vocab_path);
@@ -209,6 +231,17 @@ int cmd_synth(int argc, char** argv) {
     }
     if (softcap > 0) w.set_f32(a + "final_logit_softcapping", static_cast<float>(softcap));
   }
+  if (layout == SynthLayout::Hybrid) {
+    w.set_u32(a + "ssm.conv_kernel", static_cast<uint32_t>(ssm_conv));
+    w.set_u32(a + "ssm.state_size", static_cast<uint32_t>(ssm_state));
+    w.set_u32(a + "ssm.group_count", static_cast<uint32_t>(ssm_groups));
+    w.set_u32(a + "ssm.time_step_rank", static_cast<uint32_t>(ssm_heads));
+    w.set_u32(a + "ssm.inner_size", static_cast<uint32_t>(ssm_heads * ssm_state));
+    w.set_u32(a + "full_attention_interval", static_cast<uint32_t>(full_attn_interval));
+    // M-RoPE sections over the rotated pairs (text tokens see one position in all of them).
+    const auto pairs = static_cast<int32_t>(rope_dims / 2);
+    w.set_i32_array(a + "rope.dimension_sections", {pairs - 2 * (pairs / 3), pairs / 3, pairs / 3, 0});
+  }
   for (const auto& kv : vocab->kvs())
     if (starts_with(kv.key, "tokenizer.")) w.set_value(kv.key, kv.value);
   if (preset->base != DType::F32 && dtype_info(preset->base).block_size > 1) w.set_u32("general.quantization_version", 2);
@@ -226,6 +259,33 @@ int cmd_synth(int argc, char** argv) {
   for (int64_t i = 0; i < n_layer; ++i) {
     const std::string b = "blk." + std::to_string(i) + ".";
     add(b + "attn_norm.weight", {E}, Fill::kOnes);
+    if (layout == SynthLayout::Hybrid) {  // qwen35: a Gated DeltaNet or a gated attention layer
+      const auto S = static_cast<uint64_t>(ssm_state), Hk = static_cast<uint64_t>(ssm_groups),
+                 Hv = static_cast<uint64_t>(ssm_heads);
+      if ((i + 1) % full_attn_interval != 0) {
+        add(b + "attn_qkv.weight", {E, 2 * Hk * S + Hv * S}, Fill::kRandom);
+        add(b + "attn_gate.weight", {E, Hv * S}, Fill::kRandom);
+        add(b + "ssm_conv1d.weight", {static_cast<uint64_t>(ssm_conv), 2 * Hk * S + Hv * S}, Fill::kRandom);
+        add(b + "ssm_dt.bias", {Hv}, Fill::kSmall);
+        add(b + "ssm_a", {Hv}, Fill::kDecay);
+        add(b + "ssm_beta.weight", {E, Hv}, Fill::kRandom);
+        add(b + "ssm_alpha.weight", {E, Hv}, Fill::kRandom);
+        add(b + "ssm_norm.weight", {S}, Fill::kOnes);
+        add(b + "ssm_out.weight", {Hv * S, E}, Fill::kRandom);
+      } else {
+        add(b + "attn_q.weight", {E, 2 * Q}, Fill::kRandom);  // per head: Q rows, then gate rows
+        add(b + "attn_k.weight", {E, K}, Fill::kRandom);
+        add(b + "attn_v.weight", {E, K}, Fill::kRandom);
+        add(b + "attn_q_norm.weight", {static_cast<uint64_t>(head_dim)}, Fill::kOnes);
+        add(b + "attn_k_norm.weight", {static_cast<uint64_t>(head_dim)}, Fill::kOnes);
+        add(b + "attn_output.weight", {Q, E}, Fill::kRandom);
+      }
+      add(b + info.ffn_norm_tensor, {E}, Fill::kOnes);
+      add(b + "ffn_gate.weight", {E, F}, Fill::kRandom);
+      add(b + "ffn_up.weight", {E, F}, Fill::kRandom);
+      add(b + "ffn_down.weight", {F, E}, Fill::kRandom);
+      continue;
+    }
     if (layout == SynthLayout::Fused) {
       add(b + "attn_qkv.weight", {E, Q + 2 * K}, Fill::kRandom);
     } else {

@@ -54,8 +54,10 @@ Result<std::unique_ptr<Engine>> Engine::create(std::unique_ptr<ForwardModel> mod
   if (opt.block_size < 1) return make_error("the KV block size must be at least 1 (got %d)", opt.block_size);
   for (DType t : {opt.cache_k, opt.cache_v})
     if (Status s = check_kv_cache_type(t, c.head_dim); !s) return s.error();
+  if (c.n_kv_layers() == 0) return make_error("a model without attention layers is not supported");
   KvLayout lay;
-  lay.n_layer = c.n_layer;
+  lay.n_layer = c.n_kv_layers();  // recurrent layers keep a state per sequence instead (rs_)
+  lay.recurrent_floats = c.recurrent_floats();
   lay.n_head_kv = c.n_head_kv;
   lay.head_dim = c.head_dim;
   lay.k_type = opt.cache_k;
@@ -82,6 +84,10 @@ Result<std::unique_ptr<Engine>> Engine::create(std::unique_ptr<ForwardModel> mod
   const int n_threads = opt.n_threads > 0 ? opt.n_threads : ThreadPool::default_threads();
   std::unique_ptr<Engine> e(new Engine(std::move(model), tok, std::move(*kv), n_threads, n_ctx, opt));
   e->ctx_capped_ = capped;
+  if (lay.recurrent_floats > 0) {
+    e->rs_ = std::make_unique<RecurrentStatePool>(lay.recurrent_floats);
+    e->rs_store_ = std::make_unique<RecurrentKvStore>(*e->kv_, *e->rs_);
+  }
   return e;
 }
 
@@ -177,6 +183,15 @@ void Engine::publish_stats() {
   snapshot_.blocks_free = kv.blocks_free;
   snapshot_.prefix_queried_tokens = kv.prefix_queried_tokens;
   snapshot_.prefix_hit_tokens = kv.prefix_hit_tokens;
+  snapshot_.recurrent_states = rs_ ? rs_->n_live() : 0;
+  snapshot_.recurrent_bytes = rs_ ? static_cast<int64_t>(rs_->bytes_in_use()) : 0;
+}
+
+void Engine::release_recurrent_states() {
+  std::vector<int> live = ll_live_;
+  for (const auto& [id, r] : requests_)
+    if (r->seq >= 0) live.push_back(r->seq);
+  rs_->retain_only(live);
 }
 
 bool Engine::has_work() const {
@@ -212,6 +227,7 @@ void Engine::finish(RequestState& r, TokenEvent ev) {
   ev.finished = true;
   ev.stats = request_stats(r);
   sched_.remove(&r);
+  if (rs_) release_recurrent_states();
   {
     std::lock_guard lock(inbox_mu_);
     live_.erase(r.id);
@@ -236,6 +252,7 @@ void Engine::finish_with_error(RequestState& r, Error e) {
 bool Engine::step() {
   drain_inbox();
   const StepPlan plan = sched_.schedule();
+  if (rs_) release_recurrent_states();
   if (plan.chunks.empty()) {
     // Nothing running and the oldest waiting request cannot get blocks: sequences outside the
     // scheduler (the low-level path) hold the pool. Fail it rather than spin.
@@ -267,7 +284,7 @@ bool Engine::step() {
   const int32_t n_vocab = config().n_vocab;
   if (static_cast<int64_t>(logits_.size()) < n_out * n_vocab) logits_.resize(static_cast<size_t>(n_out * n_vocab));
   publish_stats();  // readers (a server's /metrics) see this step's admissions while it runs
-  if (Status st = fm_->forward(batch_, *kv_, pool_, logits_.data()); !st) {
+  if (Status st = fm_->forward(batch_, kv_store(), pool_, logits_.data()); !st) {
     for (const ScheduledChunk& c : plan.chunks)
       finish_with_error(static_cast<RequestState&>(*c.req),
                         make_error(ErrorKind::Internal, "the forward pass failed: %s", st.error().message.c_str()));

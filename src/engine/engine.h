@@ -26,6 +26,7 @@
 #include "engine/request_state.h"
 #include "engine/scheduler.h"
 #include "kv/kv_cache_manager.h"
+#include "kv/recurrent_state.h"
 #include "tokenizer/tokenizer.h"
 
 namespace nt {
@@ -57,6 +58,8 @@ struct EngineStats {
   int64_t generated_tokens = 0;
   int64_t steps = 0;                  // forward passes of the request path
   int64_t preemptions = 0;
+  int64_t recurrent_states = 0;  // per-sequence recurrent states held (hybrid models), constant in context
+  int64_t recurrent_bytes = 0;
 };
 
 class Engine {
@@ -100,6 +103,8 @@ class Engine {
   int n_threads() const { return pool_.n_threads(); }
   size_t kv_bytes() const { return kv_->total_bytes(); }
   size_t kv_bytes_for(int64_t n_tokens) const { return kv_->layout().bytes_per_token() * size_t(n_tokens); }
+  // One sequence's recurrent state (hybrid models; 0 otherwise), whatever its length.
+  size_t recurrent_bytes_per_seq() const { return rs_ ? rs_->bytes_per_seq() : 0; }
   bool ctx_capped() const { return ctx_capped_; }
   // The compute pool, for work that must run on the engine's own threads (the bench's probe).
   ThreadPool& pool() { return pool_; }
@@ -136,6 +141,13 @@ class Engine {
   std::unique_ptr<ForwardModel> fm_;
   const Tokenizer* tok_;
   std::unique_ptr<KvCacheManager> kv_;
+  // Hybrid models: per-sequence recurrent states beside the KV cache, and both as one KvStore.
+  std::unique_ptr<RecurrentStatePool> rs_;
+  std::unique_ptr<RecurrentKvStore> rs_store_;
+  std::vector<int> ll_live_;  // low-level sequences (new_seq .. free_seq)
+  KvStore& kv_store() { return rs_store_ ? static_cast<KvStore&>(*rs_store_) : *kv_; }
+  // Frees the states of sequences no request or low-level caller holds (finished, cancelled, preempted).
+  void release_recurrent_states();
   ThreadPool pool_;
   int64_t n_ctx_;
   int64_t context_limit_;

@@ -11,12 +11,15 @@ int Engine::new_seq() {
   const int s = kv_->new_seq();
   if (static_cast<size_t>(s) >= ll_tokens_.size()) ll_tokens_.resize(static_cast<size_t>(s) + 1);
   ll_tokens_[static_cast<size_t>(s)].clear();
+  ll_live_.push_back(s);
   return s;
 }
 
 void Engine::free_seq(int seq) {
   kv_->free_seq(seq);
   ll_tokens_.at(static_cast<size_t>(seq)).clear();
+  std::erase(ll_live_, seq);
+  if (rs_) rs_->release(seq);
 }
 
 void Engine::ll_truncate(int seq, int32_t n) {
@@ -63,7 +66,7 @@ Result<const float*> Engine::eval_batch(const std::vector<SeqInput>& inputs) {
   }
   const int n_vocab = config().n_vocab;
   if (static_cast<int64_t>(logits_.size()) < n_out * n_vocab) logits_.resize(static_cast<size_t>(n_out * n_vocab));
-  if (Status st = fm_->forward(batch_, *kv_, pool_, logits_.data()); !st) {
+  if (Status st = fm_->forward(batch_, kv_store(), pool_, logits_.data()); !st) {
     release();
     return st.error();
   }

@@ -208,6 +208,8 @@ int32_t KvCacheManager::match_prefix(int seq, std::span<const int32_t> tokens) {
   Seq& s = seq_ref(seq);
   NT_CHECK(s.len == 0 && s.reserved == 0);
   prefix_queried_ += int64_t(tokens.size());
+  // Recurrent layers (hybrid models) keep no state per cached block to resume from: no reuse.
+  if (layout_.recurrent_floats > 0) return 0;
   const int bs = layout_.block_size;
   // The last token is never a hit: its logits are needed, so the block holding it is computed.
   size_t n_blocks = tokens.empty() ? 0 : (tokens.size() - 1) / size_t(bs);

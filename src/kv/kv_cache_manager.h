@@ -71,7 +71,8 @@ class KvCacheManager final : public KvStore {
 
   // For an empty sequence: references the longest run of published blocks that starts `tokens`,
   // never covering the last token, and sets seq_len to the tokens they hold (a multiple of
-  // block_size). Counts the query and the hit in stats(). Returns the new seq_len.
+  // block_size). Counts the query and the hit in stats(). Returns the new seq_len. Always 0 when the
+  // layout has recurrent state (a prefix is recomputed).
   int32_t match_prefix(int seq, std::span<const int32_t> tokens);
   // Blocks reserve(seq, n) would have to take from the pool (summed over groups), including the
   // copy of a shared block the next write would land in (see truncate()).

@@ -41,6 +41,11 @@ const ArchInfo kArchTable[] = {
     // Gemma 3 (gemma3.cpp): sliding-window layers with their own RoPE base, GELU FFN, post-norms.
     {Arch::Gemma3, "gemma3", "sliding window, q/k norms, post-norms, GELU", RopeStyle::NeoX, kGemma3Vectors, nullptr,
      1000000.0, 1e-6f, true, gemma3_read_config, nullptr, SynthLayout::Sliding},
+    // Qwen3.5 (qwen35.cpp): Gated DeltaNet layers with a per-sequence recurrent state, and gated
+    // full-attention layers with Q/K norms and partial RoPE.
+    {Arch::Qwen35, "qwen35", "Gated DeltaNet linear attention, gated attention", RopeStyle::NeoX, {},
+     qwen35_load_layer, 10000000.0, 1e-6f, true, qwen35_read_config, nullptr, SynthLayout::Hybrid,
+     "post_attention_norm.weight"},
 };
 
 }  // namespace

@@ -22,7 +22,7 @@ struct ModelWeights;
 class GgufFile;
 class WeightLoader;
 
-enum class Arch { Llama, Qwen2, Qwen3, Phi3, Gemma3 };
+enum class Arch { Llama, Qwen2, Qwen3, Phi3, Gemma3, Qwen35 };
 
 // Length of a per-layer vector: n_head * head_dim, n_head_kv * head_dim, head_dim, or n_embd.
 enum class VecLen { QDim, KvDim, HeadDim, Embd };
@@ -48,6 +48,7 @@ enum class SynthLayout {
   Plain,    // attn_q/k/v, ffn_gate/up
   Fused,    // phi3: attn_qkv, ffn_up holding gate and up, rope_factors_long/short
   Sliding,  // gemma3: sliding_window keys, local RoPE base, logit soft-capping
+  Hybrid,   // qwen35: Gated DeltaNet layers (ssm.* keys and tensors) between gated attention layers
 };
 
 struct ArchInfo {
@@ -64,6 +65,7 @@ struct ArchInfo {
   ConfigHook read_config = nullptr;
   ModelHook load_model = nullptr;
   SynthLayout synth_layout = SynthLayout::Plain;
+  const char* ffn_norm_tensor = "ffn_norm.weight";  // the FFN's pre-norm (qwen35: post_attention_norm)
 };
 
 std::span<const ArchInfo> arch_table();

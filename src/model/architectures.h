@@ -22,5 +22,7 @@ Status load_layer_vectors(const WeightLoader& wl, const ModelConfig& c, int il, 
 Status llama_load_layer(const WeightLoader& wl, const ModelConfig& c, int il, LayerWeights& l);
 Status phi3_load_model(const WeightLoader& wl, const ModelConfig& c, ModelWeights& w);
 Status gemma3_read_config(const GgufFile& f, ModelConfig& c);
+Status qwen35_read_config(const GgufFile& f, ModelConfig& c);
+Status qwen35_load_layer(const WeightLoader& wl, const ModelConfig& c, int il, LayerWeights& l);
 
 }  // namespace nt

@@ -4,7 +4,9 @@
 //              x += Wdown · (silu(Wgate·norm(x)) * Wup·norm(x))
 //   logits = Wout · norm(x)  for the tokens that asked for them
 // Architectures add to it (model_config.h): scaled embeddings, post-norms of the attention and FFN
-// outputs, a GELU gate, sliding-window layers with their own RoPE, LongRoPE factors, logit capping.
+// outputs, a GELU gate, sliding-window layers with their own RoPE, LongRoPE factors, logit capping,
+// a sigmoid output gate on attention, and Gated DeltaNet layers with a per-sequence recurrent state
+// in place of attention (qwen35.cpp).
 // Every per-token value depends only on that token's inputs and cache (the kernels' determinism
 // contract), so results do not change with batch composition, chunk size or thread count.
 #include <algorithm>
@@ -68,18 +70,46 @@ Status Model::forward(const Batch& batch, KvStore& kv, ThreadPool& pool, Forward
   const int64_t n_embd = c.n_embd, hd = c.head_dim;
   const int64_t q_dim = int64_t(c.n_head) * hd, kv_dim = int64_t(c.n_head_kv) * hd;
   const KvLayout& lay = kv.layout();
-  NT_CHECK(lay.n_layer == c.n_layer && lay.n_head_kv == c.n_head_kv && lay.head_dim == c.head_dim);
+  NT_CHECK(lay.n_layer == c.n_kv_layers() && lay.n_head_kv == c.n_head_kv && lay.head_dim == c.head_dim);
+  NT_CHECK(lay.recurrent_floats == c.recurrent_floats());
 
   for (int64_t t = 0; t < n_tokens; ++t)
     if (batch.tokens[t] < 0 || batch.tokens[t] >= c.n_vocab)
       return make_error("token id %d is outside the vocabulary [0, %d)", batch.tokens[t], c.n_vocab);
 
+  // Recurrent layers fold each sequence's tokens into its state: a sequence must continue where its
+  // state stands (position 0 starts it afresh).
+  if (lay.recurrent_floats > 0) {
+    struct SeqRun { int32_t seq, first, next; };
+    std::vector<SeqRun> runs;
+    for (int64_t t = 0; t < n_tokens; ++t) {
+      const int32_t sq = batch.seq[size_t(t)], p = batch.pos[size_t(t)];
+      auto it = std::find_if(runs.begin(), runs.end(), [&](const SeqRun& e) { return e.seq == sq; });
+      if (it == runs.end()) {
+        const int32_t have = *kv.recurrent_pos(sq);
+        if (p != 0 && p != have)
+          return make_error("sequence %d's recurrent state holds %d positions; it cannot continue at position %d "
+                            "(models with recurrent layers cannot reuse or rewind a cached prefix)", sq, have, p);
+        runs.push_back({sq, p, p + 1});
+      } else if (p != it->next) {
+        return make_error("sequence %d's tokens in a batch must have consecutive positions (%d after %d)", sq, p,
+                          it->next - 1);
+      } else {
+        ++it->next;
+      }
+    }
+    for (const SeqRun& r : runs) {
+      if (r.first == 0) std::fill_n(kv.recurrent_state(r.seq), lay.recurrent_floats, 0.0f);
+      *kv.recurrent_pos(r.seq) = r.next;
+    }
+  }
   grow(s.x, n_tokens * n_embd);
   grow(s.xn, n_tokens * std::max<int64_t>(n_embd, q_dim));
   grow(s.q, n_tokens * q_dim);
   grow(s.k, n_tokens * kv_dim);
   grow(s.v, n_tokens * kv_dim);
   grow(s.att, n_tokens * q_dim);
+  if (c.attn_output_gate) grow(s.qg, n_tokens * 2 * q_dim);
   grow(s.gate, n_tokens * c.n_ff);
   grow(s.up, n_tokens * c.n_ff);
   float* x = s.x.data();      // [n_tokens, n_embd] residual stream
@@ -156,80 +186,99 @@ Status Model::forward(const Batch& batch, KvStore& kv, ThreadPool& pool, Forward
     const bool swa = c.is_swa(il);
     const float* rope_cs = swa ? s.rope_swa.data() : s.rope.data();
     norm_rows(x, l.attn_norm, xn, n_tokens, n_embd, c.rms_eps, pool);
-    {  // one parallel pass, activations quantized once
-      const MatmulOut qkv[3] = {{&l.wq, q, q_dim}, {&l.wk, k, kv_dim}, {&l.wv, v, kv_dim}};
-      matmul_multi(qkv, 3, xn, n_embd, n_tokens, pool);
-    }
-    add_bias(q, l.bq, n_tokens, q_dim);
-    add_bias(k, l.bk, n_tokens, kv_dim);
-    add_bias(v, l.bv, n_tokens, kv_dim);
-    // Token t's query heads [hq, hq + nq) and KV heads [hk, hk + nk): Q/K norms, RoPE, and the
-    // K/V heads written to the cache.
-    auto place = [&](int64_t t, int hq, int nq, int hk, int nk) {
-      float* qt = q + t * q_dim + hq * hd;
-      float* kt = k + t * kv_dim + hk * hd;
-      if (l.q_norm) {
-        for (int h = 0; h < nq; ++h) rms_norm(qt + h * hd, l.q_norm, qt + h * hd, hd, c.rms_eps);
-        for (int h = 0; h < nk; ++h) rms_norm(kt + h * hd, l.k_norm, kt + h * hd, hd, c.rms_eps);
-      }
-      const float* cs = rope_cs + t * 2 * n_pairs;
-      rope_apply(qt, nq, static_cast<int>(hd), rope, cs, cs + n_pairs);
-      rope_apply(kt, nk, static_cast<int>(hd), rope, cs, cs + n_pairs);
-      const int32_t sq = batch.seq[t], pos = batch.pos[t];
-      convert_row_from_f32(lay.k_type, kt, kv.k_row(il, sq, pos) + dtype_row_bytes(lay.k_type, uint64_t(hk * hd)), nk * hd);
-      convert_row_from_f32(lay.v_type, v + t * kv_dim + hk * hd,
-                           kv.v_row(il, sq, pos) + dtype_row_bytes(lay.v_type, uint64_t(hk * hd)), nk * hd);
-    };
-    // Token t's query heads of KV head g over its sequence's cache.
-    // Tokens [t0, t0 + nb) of one sequence, their query heads of KV head g, over its cache.
-    // A sliding-window layer's token at pos sees positions [pos + 1 - n_swa, pos]: tokens past the
-    // first window attend one by one over the spans from their window's start.
-    auto attend = [&](int64_t t0, int nb, int g) {
-      const auto& sp = seq_spans[static_cast<size_t>(tok_seq_idx[static_cast<size_t>(t0)])];
-      int32_t n_kv[kAttnBlock];
-      bool windowed = false;
-      for (int j = 0; j < nb; ++j) {
-        n_kv[j] = batch.pos[t0 + j] + 1;
-        windowed = windowed || (swa && n_kv[j] > c.n_swa);
-      }
-      if (windowed) {
-        thread_local std::vector<KvSpan> tail;
-        for (int j = 0; j < nb; ++j) {
-          const int32_t start = swa ? std::max(0, n_kv[j] - c.n_swa) : 0;
-          skip_positions(sp, start, lay.k_row_bytes(), lay.v_row_bytes(), tail);
-          attention(q + (t0 + j) * q_dim, c.n_head, c.n_head_kv, static_cast<int>(hd), g * n_group, (g + 1) * n_group,
-                    lay.k_type, lay.k_row_bytes(), lay.v_type, lay.v_row_bytes(), tail.data(),
-                    static_cast<int>(tail.size()), n_kv[j] - start, scale, att + (t0 + j) * q_dim);
-        }
-        return;
-      }
-      attention_block(q + t0 * q_dim, q_dim, nb, n_kv, c.n_head, c.n_head_kv, static_cast<int>(hd), g * n_group,
-                      (g + 1) * n_group, lay.k_type, lay.k_row_bytes(), lay.v_type, lay.v_row_bytes(), sp.data(),
-                      static_cast<int>(sp.size()), scale, att + t0 * q_dim, q_dim);
-    };
-    for (size_t si = 0; si < seq_ids.size(); ++si) kv.spans(il, seq_ids[si], seq_max_kv[si], seq_spans[si]);
-    if (place_per_head) {
-      // Decode steps (every token its sequence's only one): a (token, KV head) task reads no cache
-      // row another task of this pass writes, so it places its own heads and attends in one job.
-      pool.run(static_cast<int>(n_tokens * c.n_head_kv), [&](int task, int) {
-        const int64_t t = task / c.n_head_kv;
-        const int g = task % c.n_head_kv;
-        place(t, g * n_group, n_group, g, 1);
-        attend(t, 1, g);
-      });
+    if (c.is_recurrent(il)) {
+      delta_net_layer(il, batch, kv, pool, s, xn, x);
     } else {
-      pool.run(static_cast<int>(n_tokens), [&](int t, int) { place(t, 0, c.n_head, 0, c.n_head_kv); });
-      // One task per (KV head, block of tokens), KV head outer: the block's query heads of that
-      // KV head, each K / V row loaded once for the whole block (attention_block).
-      pool.run(static_cast<int>(blocks.size()) * c.n_head_kv, [&](int task, int) {
-        const auto [t0, nb] = blocks[static_cast<size_t>(task) % blocks.size()];
-        attend(t0, nb, static_cast<int>(static_cast<size_t>(task) / blocks.size()));
-      });
-    }
-    {  // x += Wo · att, added per rectangle by the thread that computed it (or post-normed first)
-      const MatmulOut wo{&l.wo, xn, n_embd, l.attn_post_norm ? nullptr : x};
-      matmul_multi(&wo, 1, att, q_dim, n_tokens, pool);
-      if (l.attn_post_norm) add_normed(x, xn, l.attn_post_norm, n_tokens, n_embd, c.rms_eps, pool);
+      const int kl = c.kv_layer(il);  // this layer's index in the KV cache
+      {  // one parallel pass, activations quantized once
+        // With an output gate (qwen35) Q's rows hold per head head_dim Q rows, then head_dim gate rows.
+        float* q_out = c.attn_output_gate ? s.qg.data() : q;
+        const MatmulOut qkv[3] = {{&l.wq, q_out, c.attn_output_gate ? 2 * q_dim : q_dim}, {&l.wk, k, kv_dim}, {&l.wv, v, kv_dim}};
+        matmul_multi(qkv, 3, xn, n_embd, n_tokens, pool);
+        if (c.attn_output_gate)
+          for (int64_t t = 0; t < n_tokens; ++t)
+            for (int h = 0; h < c.n_head; ++h)
+              std::copy_n(q_out + t * 2 * q_dim + 2 * h * hd, hd, q + t * q_dim + h * hd);
+      }
+      add_bias(q, l.bq, n_tokens, q_dim);
+      add_bias(k, l.bk, n_tokens, kv_dim);
+      add_bias(v, l.bv, n_tokens, kv_dim);
+      // Token t's query heads [hq, hq + nq) and KV heads [hk, hk + nk): Q/K norms, RoPE, and the
+      // K/V heads written to the cache.
+      auto place = [&](int64_t t, int hq, int nq, int hk, int nk) {
+        float* qt = q + t * q_dim + hq * hd;
+        float* kt = k + t * kv_dim + hk * hd;
+        if (l.q_norm) {
+          for (int h = 0; h < nq; ++h) rms_norm(qt + h * hd, l.q_norm, qt + h * hd, hd, c.rms_eps);
+          for (int h = 0; h < nk; ++h) rms_norm(kt + h * hd, l.k_norm, kt + h * hd, hd, c.rms_eps);
+        }
+        const float* cs = rope_cs + t * 2 * n_pairs;
+        rope_apply(qt, nq, static_cast<int>(hd), rope, cs, cs + n_pairs);
+        rope_apply(kt, nk, static_cast<int>(hd), rope, cs, cs + n_pairs);
+        const int32_t sq = batch.seq[t], pos = batch.pos[t];
+        convert_row_from_f32(lay.k_type, kt, kv.k_row(kl, sq, pos) + dtype_row_bytes(lay.k_type, uint64_t(hk * hd)), nk * hd);
+        convert_row_from_f32(lay.v_type, v + t * kv_dim + hk * hd,
+                             kv.v_row(kl, sq, pos) + dtype_row_bytes(lay.v_type, uint64_t(hk * hd)), nk * hd);
+      };
+      // Token t's query heads of KV head g over its sequence's cache.
+      // Tokens [t0, t0 + nb) of one sequence, their query heads of KV head g, over its cache.
+      // A sliding-window layer's token at pos sees positions [pos + 1 - n_swa, pos]: tokens past the
+      // first window attend one by one over the spans from their window's start.
+      auto attend = [&](int64_t t0, int nb, int g) {
+        const auto& sp = seq_spans[static_cast<size_t>(tok_seq_idx[static_cast<size_t>(t0)])];
+        int32_t n_kv[kAttnBlock];
+        bool windowed = false;
+        for (int j = 0; j < nb; ++j) {
+          n_kv[j] = batch.pos[t0 + j] + 1;
+          windowed = windowed || (swa && n_kv[j] > c.n_swa);
+        }
+        if (windowed) {
+          thread_local std::vector<KvSpan> tail;
+          for (int j = 0; j < nb; ++j) {
+            const int32_t start = swa ? std::max(0, n_kv[j] - c.n_swa) : 0;
+            skip_positions(sp, start, lay.k_row_bytes(), lay.v_row_bytes(), tail);
+            attention(q + (t0 + j) * q_dim, c.n_head, c.n_head_kv, static_cast<int>(hd), g * n_group, (g + 1) * n_group,
+                      lay.k_type, lay.k_row_bytes(), lay.v_type, lay.v_row_bytes(), tail.data(),
+                      static_cast<int>(tail.size()), n_kv[j] - start, scale, att + (t0 + j) * q_dim);
+          }
+          return;
+        }
+        attention_block(q + t0 * q_dim, q_dim, nb, n_kv, c.n_head, c.n_head_kv, static_cast<int>(hd), g * n_group,
+                        (g + 1) * n_group, lay.k_type, lay.k_row_bytes(), lay.v_type, lay.v_row_bytes(), sp.data(),
+                        static_cast<int>(sp.size()), scale, att + t0 * q_dim, q_dim);
+      };
+      for (size_t si = 0; si < seq_ids.size(); ++si) kv.spans(kl, seq_ids[si], seq_max_kv[si], seq_spans[si]);
+      if (place_per_head) {
+        // Decode steps (every token its sequence's only one): a (token, KV head) task reads no cache
+        // row another task of this pass writes, so it places its own heads and attends in one job.
+        pool.run(static_cast<int>(n_tokens * c.n_head_kv), [&](int task, int) {
+          const int64_t t = task / c.n_head_kv;
+          const int g = task % c.n_head_kv;
+          place(t, g * n_group, n_group, g, 1);
+          attend(t, 1, g);
+        });
+      } else {
+        pool.run(static_cast<int>(n_tokens), [&](int t, int) { place(t, 0, c.n_head, 0, c.n_head_kv); });
+        // One task per (KV head, block of tokens), KV head outer: the block's query heads of that
+        // KV head, each K / V row loaded once for the whole block (attention_block).
+        pool.run(static_cast<int>(blocks.size()) * c.n_head_kv, [&](int task, int) {
+          const auto [t0, nb] = blocks[static_cast<size_t>(task) % blocks.size()];
+          attend(t0, nb, static_cast<int>(static_cast<size_t>(task) / blocks.size()));
+        });
+      }
+      {  // x += Wo · att, added per rectangle by the thread that computed it (or post-normed first)
+        if (c.attn_output_gate)  // att *= sigmoid(gate)
+          pool.run(static_cast<int>(n_tokens), [&](int t, int) {
+            for (int h = 0; h < c.n_head; ++h) {
+              float* a = att + t * q_dim + h * hd;
+              const float* g = s.qg.data() + t * 2 * q_dim + (2 * h + 1) * hd;
+              for (int64_t i = 0; i < hd; ++i) a[i] *= 1.0f / (1.0f + std::exp(-g[i]));
+            }
+          });
+        const MatmulOut wo{&l.wo, xn, n_embd, l.attn_post_norm ? nullptr : x};
+        matmul_multi(&wo, 1, att, q_dim, n_tokens, pool);
+        if (l.attn_post_norm) add_normed(x, xn, l.attn_post_norm, n_tokens, n_embd, c.rms_eps, pool);
+      }
     }
 
     norm_rows(x, l.ffn_norm, xn, n_tokens, n_embd, c.rms_eps, pool);

@@ -33,6 +33,9 @@ struct KvLayout {
   // The most positions one sequence may hold (0: not stated; the model then assumes its training
   // context). Choices that depend on it, like LongRoPE's factors, are made from it.
   int64_t n_ctx_seq = 0;
+  // Floats of one sequence's recurrent state over all recurrent layers (hybrid models such as
+  // qwen35; 0: none). Constant in context, held per live sequence beside its KV blocks.
+  int64_t recurrent_floats = 0;
 
   int64_t row_elems() const { return int64_t(n_head_kv) * head_dim; }  // one token, one layer
   size_t k_row_bytes() const { return dtype_row_bytes(k_type, static_cast<uint64_t>(row_elems())); }
@@ -54,6 +57,11 @@ class KvStore {
   virtual uint8_t* v_row(int layer, int seq, int32_t pos) = 0;
   // Spans covering positions [0, n_kv) of seq for one layer, in position order.
   virtual void spans(int layer, int seq, int32_t n_kv, std::vector<KvSpan>& out) const = 0;
+  // The recurrent state of seq (layout().recurrent_floats floats, zeros when the sequence is new)
+  // and the position of the next token it expects (the tokens before it are folded into the state).
+  // Null when the layout has no recurrent state.
+  virtual float* recurrent_state(int seq) { (void)seq; return nullptr; }
+  virtual int32_t* recurrent_pos(int seq) { (void)seq; return nullptr; }
 };
 
 }  // namespace nt

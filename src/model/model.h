@@ -30,6 +30,15 @@ struct LayerWeights {
   MatView w_gate, w_up, w_down;      // gate/up [n_ff, n_embd], down [n_embd, n_ff]
   const float* attn_post_norm = nullptr;  // [n_embd] (gemma3): norms the attention output before the add
   const float* ffn_post_norm = nullptr;   // [n_embd] (gemma3): norms the FFN output before the add
+  // Gated DeltaNet layer (qwen35 recurrent layers; wq..wo and the Q/K norms unused there).
+  MatView ssm_qkv;                   // [conv channels, n_embd]: q, k, v of every head, before the convolution
+  MatView ssm_gate;                  // [n_v_heads * head_v_dim, n_embd]: z, the output gate
+  MatView ssm_beta, ssm_alpha;       // [n_v_heads, n_embd]
+  MatView ssm_out;                   // [n_embd, n_v_heads * head_v_dim]
+  const float* ssm_conv = nullptr;   // [kernel][conv channels], time-major (owned copy)
+  const float* ssm_dt_bias = nullptr;  // [n_v_heads]
+  const float* ssm_a = nullptr;        // [n_v_heads]: -exp(A_log)
+  const float* ssm_norm = nullptr;     // [head_v_dim]
 };
 
 struct ModelWeights {
@@ -48,6 +57,7 @@ struct ModelWeights {
 // Scratch for one forward call, reused across calls (grown as needed). Owned by the engine thread.
 struct ForwardScratch {
   std::vector<float> x, xn, q, k, v, att, gate, up, out_rows, rope, rope_swa;
+  std::vector<float> qg, ssm_qkv, ssm_conv, ssm_z, ssm_ab, ssm_o;  // gated attention and recurrent layers
   std::vector<KvSpan> spans;
 };
 
@@ -65,6 +75,11 @@ class Model {
   // reserved there, and every earlier position of that seq must be cached or in this batch), and
   // writes logits for tokens with batch.logits[i] set, in batch order: logits [n_out, n_vocab].
   Status forward(const Batch& batch, KvStore& kv, ThreadPool& pool, ForwardScratch& s, float* logits) const;
+
+  // One Gated DeltaNet layer (qwen35.cpp): x += out(gated_norm(delta_rule(conv(qkv(xn))), z)) for
+  // every batch token, each sequence's tokens in order through its recurrent state (kv).
+  void delta_net_layer(int il, const Batch& batch, KvStore& kv, ThreadPool& pool, ForwardScratch& s, const float* xn,
+                       float* x) const;
 
  private:
   GgufFile gguf_;

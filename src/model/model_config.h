@@ -8,6 +8,7 @@
 
 #include "core/result.h"
 #include "gguf/gguf.h"
+#include "kernels/delta_net.h"
 #include "kernels/kernels.h"
 #include "model/arch_table.h"
 
@@ -40,6 +41,41 @@ struct ModelConfig {
   int n_swa = 0;
   std::vector<uint8_t> swa_layers;    // [n_layer] when n_swa > 0
   RopeParams rope_swa;
+
+  // Hybrid recurrent models (qwen35): layers with recurrent_layers[il] set are Gated DeltaNet layers
+  // (ssm, conv_kernel; a fixed-size state per sequence), the others gated full attention (the Q
+  // projection holds a sigmoid output gate per head when attn_output_gate). Empty: all attention.
+  std::vector<uint8_t> recurrent_layers;
+  DeltaNetShape ssm;
+  int ssm_conv_kernel = 0;
+  bool attn_output_gate = false;
+
+  bool is_recurrent(int il) const {
+    return !recurrent_layers.empty() && recurrent_layers[static_cast<size_t>(il)] != 0;
+  }
+  int n_recurrent_layers() const {
+    int n = 0;
+    for (int il = 0; il < n_layer; ++il) n += is_recurrent(il);
+    return n;
+  }
+  // Layers with a KV cache, and layer il's index among them (its KV cache layer).
+  int n_kv_layers() const { return n_layer - n_recurrent_layers(); }
+  int kv_layer(int il) const {
+    int n = 0;
+    for (int j = 0; j < il; ++j) n += !is_recurrent(j);
+    return n;
+  }
+  // Channels of the short convolution (q, k and v of every head) and floats of one sequence's
+  // recurrent state over all recurrent layers: per layer the conv state [(kernel - 1) x channels],
+  // then the delta state (delta_net_state_floats).
+  int64_t ssm_conv_channels() const {
+    return 2 * int64_t(ssm.n_k_heads) * ssm.head_k_dim + int64_t(ssm.n_v_heads) * ssm.head_v_dim;
+  }
+  int64_t recurrent_floats_per_layer() const {
+    if (recurrent_layers.empty()) return 0;
+    return int64_t(ssm_conv_kernel - 1) * ssm_conv_channels() + delta_net_state_floats(ssm);
+  }
+  int64_t recurrent_floats() const { return recurrent_floats_per_layer() * n_recurrent_layers(); }
 
   bool is_swa(int il) const { return n_swa > 0 && swa_layers[static_cast<size_t>(il)] != 0; }
   int n_swa_layers() const {

@@ -77,7 +77,13 @@ Result<std::unique_ptr<Model>> Model::load(const std::string& path) {
       return {};
     };
     NT_TRY(vec("attn_norm.weight", c.n_embd, l.attn_norm));
-    if (wl.has(layer_tensor(il, "attn_qkv.weight"))) {  // fused (phi3): Q, K, V rows in that order
+    if (c.is_recurrent(il)) {
+      // a Gated DeltaNet layer: its own tensors (the hook), no attention projections
+    } else if (c.attn_output_gate) {  // per head: head_dim Q rows, then head_dim gate rows
+      NT_TRY(mat("attn_q.weight", c.n_embd, 2 * q_dim, l.wq));
+      NT_TRY(mat("attn_k.weight", c.n_embd, kv_dim, l.wk));
+      NT_TRY(mat("attn_v.weight", c.n_embd, kv_dim, l.wv));
+    } else if (wl.has(layer_tensor(il, "attn_qkv.weight"))) {  // fused (phi3): Q, K, V rows in that order
       MatView qkv;
       NT_TRY(mat("attn_qkv.weight", c.n_embd, q_dim + 2 * kv_dim, qkv));
       l.wq = row_range(qkv, 0, q_dim);
@@ -88,8 +94,8 @@ Result<std::unique_ptr<Model>> Model::load(const std::string& path) {
       NT_TRY(mat("attn_k.weight", c.n_embd, kv_dim, l.wk));
       NT_TRY(mat("attn_v.weight", c.n_embd, kv_dim, l.wv));
     }
-    NT_TRY(mat("attn_output.weight", q_dim, c.n_embd, l.wo));
-    NT_TRY(vec("ffn_norm.weight", c.n_embd, l.ffn_norm));
+    if (!c.is_recurrent(il)) NT_TRY(mat("attn_output.weight", q_dim, c.n_embd, l.wo));
+    NT_TRY(vec(arch.ffn_norm_tensor, c.n_embd, l.ffn_norm));
     if (wl.has(layer_tensor(il, "ffn_gate.weight"))) {
       NT_TRY(mat("ffn_gate.weight", c.n_embd, c.n_ff, l.w_gate));
       NT_TRY(mat("ffn_up.weight", c.n_embd, c.n_ff, l.w_up));

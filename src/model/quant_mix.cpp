@@ -107,7 +107,8 @@ std::vector<TensorPlan> plan_quant_mix(const QuantPreset& preset, const std::vec
     // only 2-D+ weight matrices are converted; norms, biases, 1-D tensors keep their type
     bool convert = t.n_dims >= 2 && ends_with(t.name, "weight") && !contains(t.name, "_norm.weight") &&
                    !contains(t.name, "ffn_gate_inp.weight") && !contains(t.name, "position_embd") &&
-                   !contains(t.name, "token_types");
+                   !contains(t.name, "token_types") &&
+                   !contains(t.name, "ssm_conv1d");  // read as f32 (llama.cpp never quantizes it)
     if (!convert || preset.base == DType::F32) {
       plans.push_back({t.type, false, false, t.type});
       if (convert) plans.back() = {DType::F32, true, false, DType::F32};

@@ -21,6 +21,11 @@ class WeightLoader {
   // A 1-D f32 vector of n elements (converted to f32 and owned if stored in another type).
   Result<const float*> vector(const std::string& name, int64_t n) const;
   bool has(const std::string& name) const { return f_.find_tensor(name) != nullptr; }
+  // Keeps v with the model's weights (a converted copy); its data stays where it is.
+  const float* own(std::vector<float> v) const {
+    owned_.push_back(std::move(v));
+    return owned_.back().data();
+  }
 
  private:
   const GgufFile& f_;

@@ -138,6 +138,8 @@ void check_synth(const std::string& name) {
 
 TEST(GoldenSynth, Phi3_F32) { check_synth("synth-phi3-f32"); }
 TEST(GoldenSynth, Phi3_Q8_0) { check_synth("synth-phi3-q8_0"); }
+TEST(GoldenSynth, Qwen35_F32) { check_synth("synth-qwen35-f32"); }
+TEST(GoldenSynth, Qwen35_Q8_0) { check_synth("synth-qwen35-q8_0"); }
 TEST(GoldenSynth, Gemma3_F32) { check_synth("synth-gemma3-f32"); }
 TEST(GoldenSynth, Gemma3_Q8_0) { check_synth("synth-gemma3-q8_0"); }
 
