@@ -7,7 +7,9 @@
 // pointer lies inside the mapped bytes, so users never bounds-check again.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <string>
@@ -27,6 +29,49 @@ enum class GgufType : uint32_t {
 };
 const char* gguf_type_name(GgufType t);
 
+// The elements of a parsed string array, read in place: each element's offset from the array's
+// first byte, 4 bytes an element where views would take 16 (a vocabulary's tokens and merges are
+// 300,000 strings, held for as long as the model is loaded). Elements are (u64 length, bytes).
+class GgufStrings {
+ public:
+  size_t size() const { return start_.empty() ? 0 : start_.size() - 1; }
+  bool empty() const { return size() == 0; }
+  std::string_view operator[](size_t i) const {
+    return {reinterpret_cast<const char*>(base_ + start_[i] + 8), start_[i + 1] - start_[i] - 8};
+  }
+  class iterator {
+   public:
+    using iterator_category = std::forward_iterator_tag;
+    using value_type = std::string_view;
+    using difference_type = std::ptrdiff_t;
+    using pointer = void;
+    using reference = std::string_view;
+    iterator() = default;
+    iterator(const GgufStrings* a, size_t i) : a_(a), i_(i) {}
+    std::string_view operator*() const { return (*a_)[i_]; }
+    iterator& operator++() { ++i_; return *this; }
+    iterator operator++(int) { iterator t = *this; ++i_; return t; }
+    bool operator==(const iterator& o) const { return i_ == o.i_; }
+
+   private:
+    const GgufStrings* a_ = nullptr;
+    size_t i_ = 0;
+  };
+  iterator begin() const { return {this, 0}; }
+  iterator end() const { return {this, size()}; }
+  friend bool operator==(const GgufStrings& a, const GgufStrings& b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i)
+      if (a[i] != b[i]) return false;
+    return true;
+  }
+
+ private:
+  friend class GgufParser;
+  const uint8_t* base_ = nullptr;
+  std::vector<uint32_t> start_;  // [size + 1]: each element's start, then the array's end
+};
+
 struct GgufValue {
   GgufType type = GgufType::UINT8;
   // Scalars (whichever matches `type`; integers are also mirrored into i64/u64 when representable).
@@ -35,12 +80,12 @@ struct GgufValue {
   double f64 = 0;
   bool b = false;
   std::string_view str;
-  // Arrays: element type and count; numbers stay in the file (raw, little-endian), strings are
-  // views; nested arrays are kept as values.
+  // Arrays: element type and count; numbers and strings stay in the file (raw, little-endian;
+  // strs reads the strings in place); nested arrays are kept as values.
   GgufType elem_type = GgufType::UINT8;
   uint64_t n = 0;
   const uint8_t* raw = nullptr;
-  std::vector<std::string_view> strs;
+  GgufStrings strs;
   std::vector<GgufValue> items;  // only for arrays of arrays
 
   bool is_array() const { return type == GgufType::ARRAY; }

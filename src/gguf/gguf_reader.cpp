@@ -119,12 +119,16 @@ class GgufParser {
                                  static_cast<unsigned long long>(count),
                                  static_cast<unsigned long long>(n_ - pos_)));
         if (v.elem_type == GgufType::STRING) {
-          v.strs.reserve(count);
+          const size_t first = pos_;
+          v.strs.base_ = d_ + first;
+          v.strs.start_.reserve(count + 1);
           for (uint64_t i = 0; i < count; ++i) {
+            v.strs.start_.push_back(static_cast<uint32_t>(pos_ - first));
             auto s = read_string("array string");
             if (!s) return s.error();
-            v.strs.push_back(*s);
+            if (pos_ - first > UINT32_MAX) return fail("a string array over 4 GiB is not supported");
           }
+          v.strs.start_.push_back(static_cast<uint32_t>(pos_ - first));
         } else {
           v.items.resize(count);
           for (uint64_t i = 0; i < count; ++i) {
