@@ -47,7 +47,7 @@ void StringTable::shrink_to_fit() {
 }
 
 void TextIndex::build(const StringTable& texts) {
-  const size_t cap = pow2_at_least(std::max<size_t>(2 * texts.size(), 16));
+  const size_t cap = pow2_at_least(std::max<size_t>(texts.size() + texts.size() / 2, 16));  // <= 2/3 full
   slot_.assign(cap, -1);
   slot_.shrink_to_fit();
   mask_ = cap - 1;

@@ -1,6 +1,6 @@
 // tokenizer/packed_tables.h — the vocabulary's large tables in compact form: a vocabulary of 150k
 // tokens held as one std::string per entry and node-based hash maps costs about 200 bytes a token;
-// these cost about 75 (docs/memory.md). Internal to the tokenizer layer.
+// these cost about 66 (docs/memory.md). Internal to the tokenizer layer.
 #pragma once
 
 #include <cstdint>
@@ -35,7 +35,7 @@ class StringTable {
   std::vector<uint32_t> end_;  // end offset of each entry in bytes_
 };
 
-// The id of each text of a StringTable: open addressing over ids (linear probing, at most half
+// The id of each text of a StringTable: open addressing over ids (linear probing, at most 2/3
 // full), the texts compared in the table itself. A text that occurs twice maps to its last id.
 class TextIndex {
  public:
