@@ -104,7 +104,7 @@ Status Model::forward(const Batch& batch, KvStore& kv, ThreadPool& pool, Forward
     }
   }
   grow(s.x, n_tokens * n_embd);
-  grow(s.xn, n_tokens * std::max<int64_t>(n_embd, q_dim));
+  grow(s.xn, n_tokens * n_embd);
   grow(s.q, n_tokens * q_dim);
   grow(s.k, n_tokens * kv_dim);
   grow(s.v, n_tokens * kv_dim);
