@@ -63,6 +63,8 @@ Result<std::unique_ptr<Engine>> Engine::create(std::unique_ptr<ForwardModel> mod
   lay.k_type = opt.cache_k;
   lay.v_type = opt.cache_v;
   lay.block_size = opt.block_size;
+  lay.n_swa = c.n_swa;  // sliding-window layers: the cache keeps their window only
+  if (c.n_swa > 0) lay.swa_layers = c.swa_layers;
   int64_t n_ctx = opt.n_ctx;
   bool capped = false;
   if (n_ctx == 0) {
@@ -79,7 +81,9 @@ Result<std::unique_ptr<Engine>> Engine::create(std::unique_ptr<ForwardModel> mod
   }
   // What one request may hold (context_limit_ below): the model's LongRoPE choice depends on it.
   lay.n_ctx_seq = c.n_ctx_train > 0 ? std::min<int64_t>(n_ctx, c.n_ctx_train) : n_ctx;
-  auto kv = KvCacheManager::create(lay, n_ctx, prefix_chain_seed(model->identity(), opt.cache_k, opt.cache_v));
+  // Sliding groups hold what the running requests (and one low-level sequence) can hold at once.
+  auto kv = KvCacheManager::create(lay, n_ctx, prefix_chain_seed(model->identity(), opt.cache_k, opt.cache_v),
+                                   opt.n_parallel + 1, opt.n_batch);
   if (!kv) return kv.error();
   const int n_threads = opt.n_threads > 0 ? opt.n_threads : ThreadPool::default_threads();
   std::unique_ptr<Engine> e(new Engine(std::move(model), tok, std::move(*kv), n_threads, n_ctx, opt));

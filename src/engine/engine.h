@@ -102,7 +102,8 @@ class Engine {
   int n_parallel() const { return n_parallel_; }
   int n_threads() const { return pool_.n_threads(); }
   size_t kv_bytes() const { return kv_->total_bytes(); }
-  size_t kv_bytes_for(int64_t n_tokens) const { return kv_->layout().bytes_per_token() * size_t(n_tokens); }
+  // KV bytes one request of n_tokens holds (sliding-window layers: their window only).
+  size_t kv_bytes_for(int64_t n_tokens) const { return kv_->bytes_for(n_tokens); }
   // One sequence's recurrent state (hybrid models; 0 otherwise), whatever its length.
   size_t recurrent_bytes_per_seq() const { return rs_ ? rs_->bytes_per_seq() : 0; }
   bool ctx_capped() const { return ctx_capped_; }

@@ -15,8 +15,9 @@ namespace nt {
 struct KvCacheManager::Group {
   // A sequence's blocks in this group, and the chain key of each full one.
   struct Table {
-    std::vector<int32_t> blocks;
-    std::vector<uint64_t> keys;  // keys[i]: chain key of block i, for the blocks that are full
+    std::vector<int32_t> blocks;  // -1: a sliding group's block released behind the window
+    std::vector<uint64_t> keys;   // keys[i]: chain key of block i, for the blocks that are full
+    size_t released = 0;          // blocks [0, released) are -1
   };
 
   Group(LayerGroup spec_, const KvLayout& lay, int32_t n_blocks)
@@ -60,10 +61,41 @@ struct KvCacheManager::Group {
   // tail before its head, which more prompts share).
   void release_from(Table& t, size_t keep) {
     while (t.blocks.size() > keep) {
-      pool.unref(t.blocks.back());
+      if (t.blocks.back() >= 0) pool.unref(t.blocks.back());
       t.blocks.pop_back();
     }
     if (t.keys.size() > keep) t.keys.resize(keep);
+    t.released = std::min(t.released, keep);
+  }
+
+  // The first block a query at position len (or later) can see: blocks before it are out of a
+  // sliding group's window (every block is seen in a full group).
+  size_t first_seen_block(int64_t len) const {
+    if (spec.kind != LayerKind::Sliding) return 0;
+    return size_t(std::max<int64_t>(0, len + 1 - spec.window) / bs);
+  }
+  // Releases the blocks no query at position >= len can see (a sliding group's, behind its window).
+  void release_behind(Table& t, int32_t len) {
+    const size_t end = std::min(first_seen_block(len), t.blocks.size());
+    for (; t.released < end; ++t.released) {
+      int32_t& b = t.blocks[t.released];
+      if (b >= 0) pool.unref(b);
+      b = -1;
+    }
+  }
+  // Takes back released blocks [first_seen_block(len), ...) that hold positions below len from the
+  // prefix cache, by their keys; false when one is no longer there (those taken back stay).
+  bool restore_window(Table& t, int32_t len, uint64_t seed) {
+    const size_t lo = first_seen_block(len), hi = std::min(t.released, size_t((int64_t(len) + bs - 1) / bs));
+    for (size_t i = hi; i-- > lo;) {  // last first, so t.released stays a prefix
+      const uint64_t parent = i == 0 ? seed : t.keys[i - 1];
+      const int32_t b = pool.find(t.keys[i]);
+      if (b < 0 || block_parent[size_t(b)] != parent) return false;
+      pool.acquire(t.keys[i]);
+      t.blocks[i] = b;
+      t.released = i;
+    }
+    return true;
   }
 
   // Whether the block holding position len (the next write) is shared and must be copied first.
@@ -126,8 +158,11 @@ KvCacheManager::KvCacheManager() = default;
 KvCacheManager::~KvCacheManager() = default;
 
 Result<std::unique_ptr<KvCacheManager>> KvCacheManager::create(const KvLayout& layout, int64_t pool_tokens,
-                                                               uint64_t chain_seed) {
+                                                               uint64_t chain_seed, int max_seqs,
+                                                               int32_t max_step_tokens) {
   NT_CHECK(layout.n_layer > 0 && layout.n_head_kv > 0 && layout.head_dim > 0 && layout.block_size > 0);
+  NT_CHECK(layout.n_swa == 0 || (layout.n_swa > 0 && layout.swa_layers.size() == size_t(layout.n_layer)));
+  NT_CHECK(max_seqs >= 0 && max_step_tokens >= 0);
   if (pool_tokens <= 0)
     return make_error("the KV cache pool must hold at least one token (got %lld)", static_cast<long long>(pool_tokens));
   const auto& ki = dtype_info(layout.k_type);
@@ -146,15 +181,30 @@ Result<std::unique_ptr<KvCacheManager>> KvCacheManager::create(const KvLayout& l
   std::unique_ptr<KvCacheManager> m(new KvCacheManager());
   m->layout_ = layout;
   m->chain_seed_ = chain_seed;
-  // Every layer attends to all of its sequence's positions today: one group of kind Full.
-  LayerGroup full;
+  // Full-attention layers first (group 0 when there are any), then the sliding-window layers.
+  LayerGroup full, sliding;
   full.kind = LayerKind::Full;
-  for (int il = 0; il < layout.n_layer; ++il) full.layers.push_back(il);
-  m->groups_.push_back(full);
+  sliding.kind = LayerKind::Sliding;
+  sliding.window = layout.n_swa;
   m->group_of_layer_.assign(size_t(layout.n_layer), 0);
+  for (int il = 0; il < layout.n_layer; ++il) (layout.is_swa(il) ? sliding : full).layers.push_back(il);
+  for (LayerGroup* g : {&full, &sliding}) {
+    if (g->layers.empty()) continue;
+    for (int il : g->layers) m->group_of_layer_[size_t(il)] = static_cast<int>(m->groups_.size());
+    m->groups_.push_back(*g);
+  }
+  m->capacity_tokens_ = n_blocks * layout.block_size;
 
   for (const LayerGroup& spec : m->groups_) {
-    auto g = std::make_unique<Group>(spec, layout, static_cast<int32_t>(n_blocks));
+    int64_t group_blocks = n_blocks;
+    if (spec.kind == LayerKind::Sliding && max_seqs > 0) {
+      // Per sequence: the blocks a window of positions can straddle, the block being written and a
+      // copy of a shared tail; the step's chunks add their own blocks.
+      const int64_t bs = layout.block_size;
+      const int64_t per_seq = (spec.window - 1 + bs - 1) / bs + 1 + 2;
+      group_blocks = std::min(n_blocks, int64_t(max_seqs) * per_seq + (int64_t(max_step_tokens) + bs - 1) / bs);
+    }
+    auto g = std::make_unique<Group>(spec, layout, static_cast<int32_t>(group_blocks));
     // Left uninitialised on purpose: the OS commits pages only as blocks are first written, so
     // resident memory follows the tokens actually cached. Only written positions are ever read.
     g->storage.reset(new (std::nothrow) uint8_t[g->storage_bytes]);
@@ -166,13 +216,20 @@ Result<std::unique_ptr<KvCacheManager>> KvCacheManager::create(const KvLayout& l
   return m;
 }
 
-int64_t KvCacheManager::capacity_tokens() const {
-  return int64_t(group_state_[0]->pool.n_blocks()) * layout_.block_size;
-}
+int64_t KvCacheManager::capacity_tokens() const { return capacity_tokens_; }
 
 size_t KvCacheManager::total_bytes() const {
   size_t total = 0;
   for (const auto& g : group_state_) total += g->storage_bytes;
+  return total;
+}
+
+size_t KvCacheManager::bytes_for(int64_t n_tokens) const {
+  size_t total = 0;
+  for (const auto& g : group_state_) {
+    const int64_t n = g->spec.kind == LayerKind::Sliding ? std::min<int64_t>(n_tokens, g->spec.window) : n_tokens;
+    total += (g->k_row_bytes + g->v_row_bytes) * g->spec.layers.size() * size_t(std::max<int64_t>(n, 0));
+  }
   return total;
 }
 
@@ -212,26 +269,48 @@ int32_t KvCacheManager::match_prefix(int seq, std::span<const int32_t> tokens) {
   if (layout_.recurrent_floats > 0) return 0;
   const int bs = layout_.block_size;
   // The last token is never a hit: its logits are needed, so the block holding it is computed.
-  size_t n_blocks = tokens.empty() ? 0 : (tokens.size() - 1) / size_t(bs);
+  const size_t n_full = tokens.empty() ? 0 : (tokens.size() - 1) / size_t(bs);
+  std::vector<uint64_t> keys(n_full);
+  for (size_t i = 0; i < n_full; ++i)
+    keys[i] = block_hash(i == 0 ? chain_seed_ : keys[i - 1], tokens.subspan(i * size_t(bs), size_t(bs)));
+  // The published block of group gr holding block i of `tokens`, or -1.
+  auto cached = [&](const Group& gr, size_t i) {
+    const int32_t b = gr.pool.find(keys[i]);
+    return b >= 0 && gr.verify(b, i == 0 ? chain_seed_ : keys[i - 1], tokens.subspan(i * size_t(bs), size_t(bs))) ? b
+                                                                                                                  : -1;
+  };
+  // Full groups need every block from the start; a sliding group, for a hit of m blocks, the run
+  // of blocks its window reaches from position m * bs. The hit is the longest every group holds.
+  size_t n_blocks = n_full;
+  for (const auto& g : group_state_) {
+    if (g->spec.kind != LayerKind::Full) continue;
+    size_t i = 0;
+    while (i < n_blocks && cached(*g, i) >= 0) ++i;
+    n_blocks = i;
+  }
+  for (const auto& g : group_state_) {
+    if (g->spec.kind != LayerKind::Sliding) continue;
+    std::vector<size_t> run(n_blocks + 1, 0);  // run[m]: cached blocks ending at block m - 1
+    for (size_t i = 0; i < n_blocks; ++i) run[i + 1] = cached(*g, i) >= 0 ? run[i] + 1 : 0;
+    size_t m = n_blocks;
+    while (m > 0 && run[m] < m - g->first_seen_block(int64_t(m) * bs)) --m;
+    n_blocks = m;
+  }
   for (size_t g = 0; g < group_state_.size(); ++g) {
     Group& gr = *group_state_[g];
     Group::Table& t = s.tables[g];
-    uint64_t parent = chain_seed_;
-    size_t i = 0;
-    for (; i < n_blocks; ++i) {
-      const auto block_tokens = tokens.subspan(i * size_t(bs), size_t(bs));
-      const uint64_t key = block_hash(parent, block_tokens);
-      const int32_t b = gr.pool.find(key);
-      if (b < 0 || !gr.verify(b, parent, block_tokens)) break;
-      gr.pool.acquire(key);
+    const size_t lo = gr.first_seen_block(int64_t(n_blocks) * bs);
+    for (size_t i = 0; i < n_blocks; ++i) {
+      int32_t b = -1;
+      if (i >= lo) {
+        b = cached(gr, i);
+        NT_CHECK(b >= 0 && gr.pool.acquire(keys[i]) == b);
+      }
       t.blocks.push_back(b);
-      t.keys.push_back(key);
-      parent = key;
+      t.keys.push_back(keys[i]);
     }
-    n_blocks = i;
+    t.released = lo;
   }
-  // Every group must hold the prefix: keep what all of them found.
-  for (size_t g = 0; g < group_state_.size(); ++g) group_state_[g]->release_from(s.tables[g], n_blocks);
   s.len = s.reserved = static_cast<int32_t>(n_blocks) * bs;
   prefix_hit_ += s.len;
   return s.len;
@@ -298,12 +377,15 @@ void KvCacheManager::commit(int seq, std::span<const int32_t> tokens, int32_t n)
     }
   }
   s.len += n;
+  for (size_t g = 0; g < group_state_.size(); ++g) group_state_[g]->release_behind(s.tables[g], s.len);
 }
 
 void KvCacheManager::truncate(int seq, int32_t n) {
   Seq& s = seq_ref(seq);
   const int bs = layout_.block_size;
   s.len = std::clamp(n, 0, s.len);
+  for (size_t g = 0; g < group_state_.size(); ++g)
+    if (!group_state_[g]->restore_window(s.tables[g], s.len, chain_seed_)) s.len = 0;
   for (size_t g = 0; g < group_state_.size(); ++g) {
     Group& gr = *group_state_[g];
     Group::Table& t = s.tables[g];
@@ -329,6 +411,25 @@ KvCacheStats KvCacheManager::stats() const {
   return st;
 }
 
+KvCacheStats KvCacheManager::group_stats(size_t group) const {
+  NT_CHECK(group < group_state_.size());
+  const BlockPool& p = group_state_[group]->pool;
+  KvCacheStats st;
+  st.block_size = layout_.block_size;
+  st.blocks_total = p.n_blocks();
+  st.blocks_used = p.n_used();
+  st.blocks_cached = p.n_cached();
+  st.blocks_free = p.n_free();
+  st.prefix_queried_tokens = prefix_queried_;
+  st.prefix_hit_tokens = prefix_hit_;
+  return st;
+}
+
+size_t KvCacheManager::group_bytes(size_t group) const {
+  NT_CHECK(group < group_state_.size());
+  return group_state_[group]->storage_bytes;
+}
+
 uint8_t* KvCacheManager::row(int layer, int seq, int32_t pos, bool v) {
   Seq& s = seq_ref(seq);
   NT_CHECK(layer >= 0 && layer < layout_.n_layer && pos >= 0 && pos < s.reserved);
@@ -336,6 +437,7 @@ uint8_t* KvCacheManager::row(int layer, int seq, int32_t pos, bool v) {
   Group& gr = *group_state_[size_t(g)];
   const int bs = layout_.block_size;
   const int32_t b = s.tables[size_t(g)].blocks[size_t(pos / bs)];
+  NT_CHECK(b >= 0);  // not released behind a sliding window
   const int slot = gr.slot_of_layer[size_t(layer)];
   return v ? gr.v_base(b, slot) + size_t(pos % bs) * gr.v_row_bytes : gr.k_base(b, slot) + size_t(pos % bs) * gr.k_row_bytes;
 }
@@ -354,9 +456,9 @@ void KvCacheManager::spans(int layer, int seq, int32_t n_kv, std::vector<KvSpan>
   const auto& blocks = s.tables[size_t(g)].blocks;
   for (int32_t start = 0; start < n_kv; start += bs) {
     const int32_t b = blocks[size_t(start / bs)];
-    KvSpan sp;
-    sp.k = gr.k_base(b, slot);
-    sp.v = gr.v_base(b, slot);
+    KvSpan sp;  // null rows for a block released behind a sliding window
+    sp.k = b < 0 ? nullptr : gr.k_base(b, slot);
+    sp.v = b < 0 ? nullptr : gr.v_base(b, slot);
     sp.n = std::min(bs, n_kv - start);
     out.push_back(sp);
   }

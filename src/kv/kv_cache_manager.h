@@ -4,9 +4,12 @@
 // Owns: cache memory, block tables, sequence lengths, prefix-cache statistics.
 // Must not know: requests, scheduling policy, models or attention math.
 //
-// Layers are grouped by kind, each group with its own pool and block tables (only full-attention
-// layers exist today; sliding-window layers that keep the last window, and recurrent layers with a
-// fixed state per sequence, become groups of their own kinds).
+// Layers are grouped by kind, each group with its own pool and block tables (as vLLM's hybrid KV
+// cache manager does): full-attention layers keep every position; sliding-window layers
+// (KvLayout::swa_layers) keep only the blocks their window still reaches: a block wholly before
+// (seq_len + 1 - window) is released as the sequence advances (to the prefix cache when published)
+// and its table entry becomes a placeholder (-1), so block indices still line up with positions.
+// A sliding group's pool is sized for the sequences that can run at once (see create()).
 //
 // Memory layout of a group, layer-major: for each layer of the group, the K rows of every block
 // [n_blocks, block_size, n_head_kv * head_dim], then the V rows of every block, in the layout's
@@ -17,6 +20,8 @@
 //    writes go at positions >= seq_len, in the sequence's own last block or in fresh ones
 //    (truncate() copies or unpublishes a shared or published block before it can be written)
 //  - the last token of a prompt is never a prefix-cache hit (its logits are needed)
+//  - a sliding group never releases a block a query at position >= seq_len can see; a prefix hit
+//    of length m holds, in a sliding group, the blocks from (m + 1 - window) on
 #pragma once
 
 #include <cstdint>
@@ -31,11 +36,13 @@
 namespace nt {
 
 enum class LayerKind {
-  Full,  // attends to every cached position of the sequence
+  Full,     // attends to every cached position of the sequence
+  Sliding,  // attends to its last `window` positions (its own included)
 };
 
 struct LayerGroup {
   LayerKind kind = LayerKind::Full;
+  int32_t window = 0;       // Sliding: positions a query sees
   std::vector<int> layers;  // model layer indices, ascending
 };
 
@@ -52,15 +59,22 @@ struct KvCacheStats {
 class KvCacheManager final : public KvStore {
  public:
   // pool_tokens: the capacity shared by all sequences, rounded up to whole blocks; chain_seed: see
-  // prefix_chain_seed(). Errors: the types cannot hold the layout's rows, or no memory.
+  // prefix_chain_seed(). A sliding group's pool holds, when max_seqs > 0, what max_seqs sequences
+  // can hold at once (each its window's blocks, one more and a copied tail) plus max_step_tokens
+  // of chunks in flight, and never more than the full pool. Errors: the types cannot hold the
+  // layout's rows, or no memory.
   static Result<std::unique_ptr<KvCacheManager>> create(const KvLayout& layout, int64_t pool_tokens,
-                                                        uint64_t chain_seed);
+                                                        uint64_t chain_seed, int max_seqs = 0,
+                                                        int32_t max_step_tokens = 0);
   ~KvCacheManager() override;
 
   const KvLayout& layout() const override { return layout_; }
   int block_size() const { return layout_.block_size; }
-  int64_t capacity_tokens() const;
+  int64_t capacity_tokens() const;  // the full-attention pool: what one sequence may hold at most
   size_t total_bytes() const;
+  // K and V bytes one sequence of n_tokens positions holds: every position in full groups, the
+  // last window in sliding ones (whole blocks aside).
+  size_t bytes_for(int64_t n_tokens) const;
   const std::vector<LayerGroup>& groups() const { return groups_; }
 
   // Sequences are small integer ids handed out here; a new one is empty.
@@ -71,8 +85,9 @@ class KvCacheManager final : public KvStore {
 
   // For an empty sequence: references the longest run of published blocks that starts `tokens`,
   // never covering the last token, and sets seq_len to the tokens they hold (a multiple of
-  // block_size). Counts the query and the hit in stats(). Returns the new seq_len. Always 0 when the
-  // layout has recurrent state (a prefix is recomputed).
+  // block_size). A sliding group needs only the blocks its window reaches from there (the hit is
+  // the longest length every group holds). Counts the query and the hit in stats(). Returns the
+  // new seq_len. Always 0 when the layout has recurrent state (a prefix is recomputed).
   int32_t match_prefix(int seq, std::span<const int32_t> tokens);
   // Blocks reserve(seq, n) would have to take from the pool (summed over groups), including the
   // copy of a shared block the next write would land in (see truncate()).
@@ -87,11 +102,16 @@ class KvCacheManager final : public KvStore {
   void commit(int seq, std::span<const int32_t> tokens, int32_t n);
   // Forgets positions >= n (and any reservation beyond them); the block then holding the last
   // kept positions is made private to seq (copied if shared, unpublished if only published). When
-  // no block is available for the copy now, the next reserve() makes it (and counts it).
+  // no block is available for the copy now, the next reserve() makes it (and counts it). A sliding
+  // group takes back the released blocks the window at n reaches from the prefix cache; when one
+  // was evicted meanwhile, the sequence is emptied instead (seq_len() says which).
   void truncate(int seq, int32_t n);
 
   // Not synchronised: the thread that runs steps reads it (and may publish a copy for others).
+  // Block counts are summed over the groups; group_stats() gives one group's (its pool).
   KvCacheStats stats() const;
+  KvCacheStats group_stats(size_t group) const;
+  size_t group_bytes(size_t group) const;  // the group's storage
 
   // KvStore: rows of positions below seq_len + the reserved room.
   uint8_t* k_row(int layer, int seq, int32_t pos) override;
@@ -112,6 +132,7 @@ class KvCacheManager final : public KvStore {
   std::vector<int> group_of_layer_;  // [n_layer] -> group index
   std::vector<Seq> seqs_;
   uint64_t chain_seed_ = 0;
+  int64_t capacity_tokens_ = 0;
   int64_t prefix_queried_ = 0, prefix_hit_ = 0;
 };
 

@@ -33,6 +33,12 @@ struct KvLayout {
   // The most positions one sequence may hold (0: not stated; the model then assumes its training
   // context). Choices that depend on it, like LongRoPE's factors, are made from it.
   int64_t n_ctx_seq = 0;
+  // Sliding-window layers (swa_layers[il] set) attend to their own position and the n_swa - 1
+  // before it, no further back: the cache may drop their older rows (0: every layer sees everything).
+  int n_swa = 0;
+  std::vector<uint8_t> swa_layers;  // [n_layer] when n_swa > 0
+
+  bool is_swa(int il) const { return n_swa > 0 && swa_layers[static_cast<size_t>(il)] != 0; }
   // Floats of one sequence's recurrent state over all recurrent layers (hybrid models such as
   // qwen35; 0: none). Constant in context, held per live sequence beside its KV blocks.
   int64_t recurrent_floats = 0;
@@ -55,7 +61,8 @@ class KvStore {
   // Row pointers for writing position pos of seq (the caller reserved it beforehand).
   virtual uint8_t* k_row(int layer, int seq, int32_t pos) = 0;
   virtual uint8_t* v_row(int layer, int seq, int32_t pos) = 0;
-  // Spans covering positions [0, n_kv) of seq for one layer, in position order.
+  // Spans covering positions [0, n_kv) of seq for one layer, in position order. For a sliding layer
+  // the spans of positions the window no longer reaches may have null k / v (dropped rows).
   virtual void spans(int layer, int seq, int32_t n_kv, std::vector<KvSpan>& out) const = 0;
   // The recurrent state of seq (layout().recurrent_floats floats, zeros when the sequence is new)
   // and the position of the next token it expects (the tokens before it are folded into the state).

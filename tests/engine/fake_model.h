@@ -3,8 +3,11 @@
 // 0..pos, read back through the cache's spans, after checking each row's position and layer. So a
 // wrong block table, a bad prefix-cache hit or a wrong recompute changes (or fails) the output.
 // Optionally an oracle picks the one high logit from the context (scripted text for stop tests).
+// With n_swa > 0, layer 1 is a sliding-window layer: it reads only its last n_swa positions, and
+// the cache may give null rows for the blocks wholly before them (never for one inside).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <functional>
@@ -24,7 +27,7 @@ struct FakeChunk {  // one sequence's run of tokens in one forward call
 
 class FakeModel final : public ForwardModel {
  public:
-  explicit FakeModel(int n_vocab = 64, int n_ctx_train = 4096) {
+  explicit FakeModel(int n_vocab = 64, int n_ctx_train = 4096, int n_swa = 0) {
     cfg_.arch_name = "fake";
     cfg_.n_vocab = n_vocab;
     cfg_.n_embd = 4;
@@ -34,6 +37,10 @@ class FakeModel final : public ForwardModel {
     cfg_.head_dim = 4;
     cfg_.n_ff = 4;
     cfg_.n_ctx_train = n_ctx_train;
+    if (n_swa > 0) {
+      cfg_.n_swa = n_swa;
+      cfg_.swa_layers = {0, 1};
+    }
   }
   const ModelConfig& config() const override { return cfg_; }
   std::string identity() const override { return "fake"; }
@@ -65,9 +72,18 @@ class FakeModel final : public ForwardModel {
       uint64_t h = 1469598103934665603ull;
       for (int layer = 0; layer < cfg_.n_layer; ++layer) {
         kv.spans(layer, b.seq[i], b.pos[i] + 1, spans);
+        const int32_t start = cfg_.is_swa(layer) ? std::max(0, b.pos[i] + 1 - cfg_.n_swa) : 0;
         int32_t p = 0;
-        for (const KvSpan& s : spans)
+        for (const KvSpan& s : spans) {
+          if (p + s.n <= start) {  // wholly out of the window: never read
+            p += s.n;
+            continue;
+          }
+          if (!s.k || !s.v)
+            return make_error(ErrorKind::Internal, "fake: seq %d layer %d: rows at %d..%d were dropped", b.seq[i],
+                              layer, p, p + s.n - 1);
           for (int32_t j = 0; j < s.n; ++j, ++p) {
+            if (p < start) continue;
             float row[4];
             std::memcpy(row, s.k + size_t(j) * sizeof(row), sizeof(row));
             if (row[1] != float(p) || row[2] != float(layer) || row[3] != 1.0f)
@@ -76,6 +92,7 @@ class FakeModel final : public ForwardModel {
             if (layer == 0) ctx.push_back(static_cast<int32_t>(row[0]));
             h = (h ^ uint64_t(int64_t(row[0]))) * 1099511628211ull;
           }
+        }
         if (p != b.pos[i] + 1)
           return make_error(ErrorKind::Internal, "fake: seq %d has %d rows for position %d", b.seq[i], p, b.pos[i]);
       }
