@@ -78,6 +78,26 @@ std::optional<Sliding> sliding_of(const GgufFile& f) {
   return Sliding{c->n_swa, c->n_swa_layers(), c->n_layer, c->rope_swa.freq_base};
 }
 
+// Hybrid models (qwen35): recurrent layers hold a fixed state per sequence instead of a KV cache,
+// so only the attention layers' KV grows with the context.
+struct Hybrid {
+  int n_layer = 0, n_recurrent = 0;
+  std::vector<int> attn_layers;
+  uint64_t state_bytes = 0;  // one sequence's recurrent state, all recurrent layers
+  uint64_t conv_bytes = 0, delta_bytes = 0;  // of which: convolution and delta-rule states
+};
+
+std::optional<Hybrid> hybrid_of(const GgufFile& f) {
+  auto c = read_model_config(f);
+  if (!c || c->n_recurrent_layers() == 0) return std::nullopt;
+  Hybrid h{c->n_layer, c->n_recurrent_layers(), {}, uint64_t(c->recurrent_floats()) * sizeof(float), 0, 0};
+  for (int il = 0; il < c->n_layer; ++il)
+    if (!c->is_recurrent(il)) h.attn_layers.push_back(il);
+  h.conv_bytes = uint64_t(c->ssm_conv_kernel - 1) * uint64_t(c->ssm_conv_channels()) * sizeof(float) * h.n_recurrent;
+  h.delta_bytes = h.state_bytes - h.conv_bytes;
+  return h;
+}
+
 template <class T>
 json opt_json(const std::optional<T>& v) {
   return v ? json(*v) : json(nullptr);
@@ -135,9 +155,17 @@ int cmd_inspect(int argc, char** argv) {
   std::optional<std::string> file_type;
   if (auto ft = f.get_u64("general.file_type")) file_type = ftype_name(static_cast<uint32_t>(*ft));
   const bool has_template = f.get_str("tokenizer.chat_template").has_value();
-  const auto kv_f16 = s.kv_bytes_per_token(DType::F16);
-  const auto kv_q8 = s.kv_bytes_per_token(DType::Q8_0);
+  auto kv_f16 = s.kv_bytes_per_token(DType::F16);
+  auto kv_q8 = s.kv_bytes_per_token(DType::Q8_0);
   const std::optional<Sliding> swa = sliding_of(f);
+  const std::optional<Hybrid> hyb = hybrid_of(f);
+  uint64_t state_bytes = 0;  // per sequence, constant in context
+  if (hyb && s.n_layer && *s.n_layer > 0) {  // only the attention layers have a KV cache
+    const uint64_t n_attn = hyb->attn_layers.size();
+    if (kv_f16) kv_f16 = *kv_f16 / *s.n_layer * n_attn;
+    if (kv_q8) kv_q8 = *kv_q8 / *s.n_layer * n_attn;
+    state_bytes = hyb->state_bytes;
+  }
   const double bpw = s.n_params ? 8.0 * static_cast<double>(s.weight_bytes) / static_cast<double>(s.n_params) : 0;
 
   std::vector<std::pair<std::string, int64_t>> specials;
@@ -190,7 +218,7 @@ int cmd_inspect(int argc, char** argv) {
     if (kv_f16 && s.n_ctx_train && *s.n_ctx_train > 0 && s.n_tensors > 0) {
       for (uint64_t c : table_contexts(*s.n_ctx_train))
         for (int n_seq : kSeqs) {
-          const double kv = *kv_f16 * static_cast<double>(c) * n_seq;
+          const double kv = (*kv_f16 * static_cast<double>(c) + static_cast<double>(state_bytes)) * n_seq;
           mem.push_back({{"n_ctx", c}, {"n_seq", n_seq}, {"kv_bytes_f16", saturated_bytes(kv)},
                          {"total_bytes", saturated_bytes(kv + static_cast<double>(s.weight_bytes))},
                          {"kv_exceeds_weights", kv > static_cast<double>(s.weight_bytes)}});
@@ -198,6 +226,10 @@ int cmd_inspect(int argc, char** argv) {
         }
     }
     j["memory"] = mem;
+    j["hybrid"] = hyb ? json{{"n_recurrent_layers", hyb->n_recurrent}, {"attention_layers", hyb->attn_layers},
+                             {"recurrent_state_bytes_per_seq", hyb->state_bytes},
+                             {"prefix_cache_reuse", false}}
+                      : json(nullptr);
     std::fputs((j.dump() + "\n").c_str(), stdout);
     return kExitOk;
   }
@@ -244,6 +276,12 @@ int cmd_inspect(int argc, char** argv) {
   if (swa)
     line("sliding window", str_printf("%d positions on %d of %d layers (their rope freq_base %g)", swa->n_swa,
                                       swa->n_swa_layers, swa->n_layer, swa->freq_base_swa));
+  if (hyb) {
+    std::string at;
+    for (int il : hyb->attn_layers) at += (at.empty() ? "" : ", ") + std::to_string(il);
+    line("hybrid", str_printf("%d Gated DeltaNet (recurrent) layers, %zu full attention: %s", hyb->n_recurrent,
+                              hyb->attn_layers.size(), at.c_str()));
+  }
   out += "tokenizer\n";
   std::string tok = s.tokenizer_model.value_or("-");
   if (auto pre = f.get_str("tokenizer.ggml.pre")) tok += " (pre: " + std::string(*pre) + ")";
@@ -266,14 +304,22 @@ int cmd_inspect(int argc, char** argv) {
                                         format_bytes(static_cast<uint64_t>(*kv_q8)).c_str()));
   else
     line("KV cache / token", "-");
+  if (hyb) {
+    line("recurrent state", str_printf("%s per sequence, constant in context (conv %s + delta %s; %d layers)",
+                                       format_bytes(hyb->state_bytes).c_str(), format_bytes(hyb->conv_bytes).c_str(),
+                                       format_bytes(hyb->delta_bytes).c_str(), hyb->n_recurrent));
+    line("prefix cache", "not reused (no state snapshots yet): every prompt is computed from its start");
+  }
   if (kv_f16 && s.n_ctx_train && *s.n_ctx_train > 0 && s.n_tensors > 0) {
-    out += "  total = weights + F16 KV cache for n_ctx tokens in each of n_seq sequences\n";
+    out += hyb ? "  total = weights + F16 KV cache of the attention layers for n_ctx tokens + the recurrent\n"
+                 "  state, in each of n_seq sequences\n"
+               : "  total = weights + F16 KV cache for n_ctx tokens in each of n_seq sequences\n";
     out += "  (* = KV cache outweighs the weights; compute buffers not included)\n";
     out += str_printf("  %10s %13s %13s %13s\n", "n_ctx", "n_seq=1", "n_seq=4", "n_seq=16");
     for (uint64_t c : table_contexts(*s.n_ctx_train)) {
       out += str_printf("  %10s", format_thousands(c).c_str());
       for (int n_seq : kSeqs) {
-        const double kv = *kv_f16 * static_cast<double>(c) * n_seq;
+        const double kv = (*kv_f16 * static_cast<double>(c) + static_cast<double>(state_bytes)) * n_seq;
         const bool flag = kv > static_cast<double>(s.weight_bytes);
         out += str_printf(" %12s%s", format_bytes(saturated_bytes(kv + static_cast<double>(s.weight_bytes))).c_str(),
                           flag ? "*" : " ");
@@ -281,8 +327,9 @@ int cmd_inspect(int argc, char** argv) {
       out += "\n";
     }
     if (swa) {
-      out += str_printf("  with the %d sliding layers capped at their window of %d positions (what they can see;\n"
-                        "  llama.cpp keeps only that much, nexttok's cache still holds every position):\n",
+      out += str_printf("  with the %d sliding layers capped at their window of %d positions (what they can see\n"
+                        "  and all nexttok's cache keeps of them, in whole blocks, as llama.cpp does; the table\n"
+                        "  above is every layer at every position):\n",
                         swa->n_swa_layers, swa->n_swa);
       for (uint64_t c : table_contexts(*s.n_ctx_train)) {
         out += str_printf("  %10s", format_thousands(c).c_str());
