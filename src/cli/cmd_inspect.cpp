@@ -58,8 +58,8 @@ uint64_t saturated_bytes(double x) {
 
 constexpr int kSeqs[] = {1, 4, 16};
 
-// Sliding-window layers (gemma3) attend to their last n_swa positions only, so a cache keeping just
-// the window holds min(n_ctx, n_swa) of their positions. Read through the model config: the
+// Sliding-window layers (gemma3) attend to their last n_swa positions only, so the cache (nexttok's
+// and llama.cpp's) holds min(n_ctx, n_swa) of their positions. Read through the model config: the
 // architecture decides whether a file's sliding_window counts (phi3's does not, as in llama.cpp).
 struct Sliding {
   int n_swa = 0, n_swa_layers = 0, n_layer = 0;

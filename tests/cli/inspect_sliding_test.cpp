@@ -28,6 +28,9 @@ TEST(InspectSliding, Gemma3StatesTheWindowAndItsCap) {
   EXPECT_NE(t.out.find("sliding window    32 positions on 4 of 6 layers (their rope freq_base 10000)"),
             std::string::npos) << t.out;
   EXPECT_NE(t.out.find("with the 4 sliding layers capped at their window of 32 positions"), std::string::npos) << t.out;
+  // nexttok's cache keeps only the window of those layers too (kv/kv_cache_manager.h).
+  EXPECT_NE(t.out.find("all nexttok's cache keeps of them"), std::string::npos) << t.out;
+  EXPECT_EQ(t.out.find("still holds every position"), std::string::npos) << t.out;
 
   auto j = test::run_nexttok({"inspect", gguf, "--json"});
   ASSERT_EQ(j.rc, 0) << j.err;
