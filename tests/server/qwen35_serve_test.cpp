@@ -1,0 +1,103 @@
+// The server over a qwen35 model (a small `nexttok synth` file, Gated DeltaNet and attention
+// layers): completions answered alone and answered while others run at once are the same.
+#include <gtest/gtest.h>
+
+#include <future>
+#include <string>
+#include <vector>
+
+#include "server_harness.h"
+
+namespace nt::test {
+namespace {
+
+const std::string& qwen35_path() {
+  static const std::string path = [] {
+    const std::string p = temp_dir() + "/qwen35-serve.gguf";
+    auto r = run_nexttok({"synth", "--arch", "qwen35", "--n-embd", "64", "--n-layer", "4", "--n-head", "2",
+                          "--n-head-kv", "1", "--head-dim", "48", "--n-ff", "128", "--rope-dims", "12", "--ssm-state",
+                          "16", "--ssm-groups", "2", "--ssm-heads", "4", "--full-attn-interval", "2", "-c", "1024",
+                          "--tie-embeddings", "--type", "f32", "--seed", "5", "--vocab",
+                          shared_path("vocab/ggml-vocab-llama-spm.gguf"), "-o", p});
+    EXPECT_EQ(r.rc, 0) << r.err;
+    return p;
+  }();
+  return path;
+}
+
+server::ModelLoader qwen35_loader(EngineOptions eo) {
+  return [eo]() -> Result<server::ServedModel> {
+    auto model = Model::load(qwen35_path());
+    if (!model) return model.error();
+    auto tok = Tokenizer::from_gguf((*model)->gguf());
+    if (!tok) return tok.error();
+    auto r = server::ChatRenderer::create({}, **tok, (*model)->gguf(), nullptr);
+    if (!r) return r.error();
+    server::ServedModel sm;
+    sm.name = "qwen35-synth";
+    sm.renderer = std::make_unique<server::ChatRenderer>(std::move(*r));
+    auto eng = Engine::create(std::move(*model), eo, tok->get());
+    if (!eng) return eng.error();
+    sm.tokenizer = std::move(*tok);
+    sm.engine = std::move(*eng);
+    return sm;
+  };
+}
+
+struct Served {
+  explicit Served(EngineOptions eo) {
+    server::ServerOptions opt;
+    opt.host = "127.0.0.1";
+    opt.port = 0;
+    opt.log_quiet = true;
+    srv = std::make_unique<server::Server>(opt);
+    st = srv->start(qwen35_loader(eo));
+    for (int i = 0; st.ok() && i < 3000 && !srv->ready(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ~Served() {
+    srv->request_stop();
+    (void)srv->wait();
+  }
+  std::string complete(const std::string& prompt) {
+    httplib::Client c("127.0.0.1", srv->port());
+    c.set_read_timeout(std::chrono::seconds(60));
+    const nlohmann::json req = {{"prompt", prompt}, {"max_tokens", 24}, {"temperature", 0}};
+    HttpAnswer a = post_json(c, "/v1/completions", req.dump());
+    EXPECT_EQ(a.status, 200) << a.raw;
+    if (a.status != 200) return "";
+    return a.body["choices"][0]["text"].get<std::string>();
+  }
+  std::unique_ptr<server::Server> srv;
+  Status st;
+};
+
+TEST(ServeQwen35, CompletionsBatchedWithOthersAreWhatEachIsAlone) {
+  NT_REQUIRE_SHARED();
+  const std::vector<std::string> prompts = {
+      "Once upon a time", "The quick brown fox jumps over the lazy dog while the cat sleeps by the warm fire.",
+      "In a small village at the edge of a great forest there lived an old woman who kept bees.",
+      "Every morning she walked to the hives"};
+  EngineOptions eo;
+  eo.n_threads = 2;
+  eo.n_ctx = 1024;
+  eo.n_batch = 16;  // prompts in chunks, mixed with the others' decode steps
+  std::vector<std::string> alone;
+  {
+    Served s(eo);
+    ASSERT_TRUE(s.st.ok() && s.srv->ready()) << (s.st.ok() ? "not ready" : s.st.error().message);
+    for (const auto& p : prompts) alone.push_back(s.complete(p));
+  }
+  Served s(eo);
+  ASSERT_TRUE(s.st.ok() && s.srv->ready());
+  std::vector<std::future<std::string>> futs;
+  for (const auto& p : prompts) futs.push_back(std::async(std::launch::async, [&s, p] { return s.complete(p); }));
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    const std::string got = futs[i].get();
+    EXPECT_FALSE(got.empty()) << i;
+    EXPECT_EQ(got, alone[i]) << "prompt " << i;
+  }
+  EXPECT_EQ(s.srv->ready(), true);
+}
+
+}  // namespace
+}  // namespace nt::test
