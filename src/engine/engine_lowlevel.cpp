@@ -24,6 +24,8 @@ void Engine::free_seq(int seq) {
 
 void Engine::ll_truncate(int seq, int32_t n) {
   kv_->truncate(seq, std::min(n, kv_->seq_len(seq)));
+  // The cache may keep less than asked (a sliding window's evicted block empties it): follow it.
+  n = std::min(n, kv_->seq_len(seq));
   auto& t = ll_tokens_.at(static_cast<size_t>(seq));
   if (static_cast<int64_t>(t.size()) > n) t.resize(static_cast<size_t>(std::max(n, 0)));
 }
