@@ -228,7 +228,7 @@ int cmd_inspect(int argc, char** argv) {
     j["memory"] = mem;
     j["hybrid"] = hyb ? json{{"n_recurrent_layers", hyb->n_recurrent}, {"attention_layers", hyb->attn_layers},
                              {"recurrent_state_bytes_per_seq", hyb->state_bytes},
-                             {"prefix_cache_reuse", false}}
+                             {"prefix_cache_reuse", true}}
                       : json(nullptr);
     std::fputs((j.dump() + "\n").c_str(), stdout);
     return kExitOk;
@@ -308,7 +308,9 @@ int cmd_inspect(int argc, char** argv) {
     line("recurrent state", str_printf("%s per sequence, constant in context (conv %s + delta %s; %d layers)",
                                        format_bytes(hyb->state_bytes).c_str(), format_bytes(hyb->conv_bytes).c_str(),
                                        format_bytes(hyb->delta_bytes).c_str(), hyb->n_recurrent));
-    line("prefix cache", "not reused (no state snapshots yet): every prompt is computed from its start");
+    line("prefix cache", str_printf("reused up to the latest state snapshot in the shared prefix (one %s copy of the "
+                                    "state at each prompt's end and every --state-snapshot-every tokens); the "
+                                    "rest is recomputed", format_bytes(hyb->state_bytes).c_str()));
   }
   if (kv_f16 && s.n_ctx_train && *s.n_ctx_train > 0 && s.n_tensors > 0) {
     out += hyb ? "  total = weights + F16 KV cache of the attention layers for n_ctx tokens + the recurrent\n"

@@ -16,7 +16,8 @@ static void print_usage(FILE* out) {
   for (const auto& c : kCommands) std::fprintf(out, "  %-11s %s\n", c.name, c.summary);
   std::fprintf(out, "\nmodel architectures (GGUF general.architecture): %s\n", nt::supported_arch_names().c_str());
   std::fputs("(qwen35 keeps a recurrent state per sequence instead of a KV cache in 3 of 4 layers: the prefix\n"
-             "cache does not apply to it, every prompt is computed from its start)\n", out);
+             "cache resumes a prompt at the latest state snapshot inside the shared prefix, taken at each prompt's\n"
+             "end and every --state-snapshot-every tokens; the rest is recomputed)\n", out);
   std::fputs("\nWithout -m, commands use the default model (models/stories15M-q8_0.gguf, made by "
              "scripts/setup.sh)\nor $NEXTTOK_MODEL.\n", out);
 }

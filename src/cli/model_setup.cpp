@@ -22,6 +22,14 @@ void add_engine_options(CLI::App& app, EngineArgs& a) {
   const std::string types = kv_cache_type_names();
   app.add_option("--cache-type-k", a.cache_type_k, "-ctk: KV cache type for K: " + types + " (default " + a.cache_type_k + ")");
   app.add_option("--cache-type-v", a.cache_type_v, "-ctv: KV cache type for V: " + types + " (default " + a.cache_type_v + ")");
+  app.add_option("--state-snapshot-every", a.state_snapshot_every,
+                 "hybrid models (qwen35): keep the recurrent state at every N tokens as well as at each prompt's "
+                 "end, so a later prompt sharing the prefix resumes there; a multiple of " +
+                     std::to_string(KvLayout{}.block_size) + ", 0 = prompt ends only (default " +
+                     std::to_string(a.state_snapshot_every) + ")");
+  app.add_option("--state-snapshots", a.state_snapshots,
+                 "hybrid models: recurrent-state snapshots kept for prefix reuse, least recently used dropped "
+                 "first; -1 = -np + 2, 0 = no prefix reuse (default -1)");
 }
 
 Status check_engine_args(const EngineArgs& a) {
@@ -31,6 +39,11 @@ Status check_engine_args(const EngineArgs& a) {
   NT_TRY(check_range("-np", a.n_parallel, 1, 4096));
   NT_TRY(parse_kv_cache_type(a.cache_type_k));
   NT_TRY(parse_kv_cache_type(a.cache_type_v));
+  NT_TRY(check_range("--state-snapshot-every", a.state_snapshot_every, 0, 1 << 30));
+  if (a.state_snapshot_every % KvLayout{}.block_size != 0)
+    return make_error("--state-snapshot-every must be a multiple of the KV block size %d (got %d)",
+                      KvLayout{}.block_size, a.state_snapshot_every);
+  NT_TRY(check_range("--state-snapshots", a.state_snapshots, -1, 1 << 20));
   return {};
 }
 
@@ -49,6 +62,8 @@ Result<LoadedModel> load_model(const ModelArgs& m, const EngineArgs& e, bool qui
   opt.n_batch = e.n_batch;
   opt.n_parallel = e.n_parallel;
   opt.default_ctx_seqs = e.default_ctx_seqs;
+  opt.state_snapshot_every = e.state_snapshot_every;
+  opt.state_snapshots = e.state_snapshots;
   auto ck = parse_kv_cache_type(e.cache_type_k);
   if (!ck) return ck.error();
   auto cv = parse_kv_cache_type(e.cache_type_v);

@@ -19,6 +19,8 @@ struct EngineArgs {
   int default_ctx_seqs = 1;  // -c 0: the pool holds this many training contexts (serve: -np)
   std::string cache_type_k = "f16";
   std::string cache_type_v = "f16";
+  int state_snapshot_every = 512;  // hybrid models: see EngineOptions
+  int state_snapshots = -1;
 };
 // -ctk / -ctv take the names of kernels/kv_types.h (parse_kv_cache_type).
 void add_engine_options(CLI::App& app, EngineArgs& a);

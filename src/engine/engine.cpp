@@ -52,6 +52,12 @@ Result<std::unique_ptr<Engine>> Engine::create(std::unique_ptr<ForwardModel> mod
   if (opt.n_ctx < 0)
     return make_error("the context size must not be negative (got %lld)", static_cast<long long>(opt.n_ctx));
   if (opt.block_size < 1) return make_error("the KV block size must be at least 1 (got %d)", opt.block_size);
+  if (opt.state_snapshot_every < 0 || (c.recurrent_floats() > 0 && opt.state_snapshot_every % opt.block_size != 0))
+    return make_error("the state snapshot interval must be 0 or a multiple of the KV block size %d (got %d)",
+                      opt.block_size, opt.state_snapshot_every);
+  if (opt.state_snapshots < -1)
+    return make_error("the number of state snapshots must be -1 (default), 0 (none) or more (got %d)",
+                      opt.state_snapshots);
   for (DType t : {opt.cache_k, opt.cache_v})
     if (Status s = check_kv_cache_type(t, c.head_dim); !s) return s.error();
   if (c.n_kv_layers() == 0) return make_error("a model without attention layers is not supported");
@@ -91,6 +97,14 @@ Result<std::unique_ptr<Engine>> Engine::create(std::unique_ptr<ForwardModel> mod
   if (lay.recurrent_floats > 0) {
     e->rs_ = std::make_unique<RecurrentStatePool>(lay.recurrent_floats);
     e->rs_store_ = std::make_unique<RecurrentKvStore>(*e->kv_, *e->rs_);
+    const int max_snaps = opt.state_snapshots < 0 ? opt.n_parallel + 2 : opt.state_snapshots;
+    if (max_snaps > 0) {
+      e->snaps_ = std::make_unique<StateSnapshots>(lay.recurrent_floats, max_snaps);
+      Engine* self = e.get();
+      e->sched_.set_state_snapshots(opt.state_snapshot_every, [self](int seq, std::span<const int32_t> tokens) {
+        return match_prefix_with_state(*self->kv_, *self->snaps_, *self->rs_, seq, tokens);
+      });
+    }
   }
   return e;
 }
@@ -189,6 +203,21 @@ void Engine::publish_stats() {
   snapshot_.prefix_hit_tokens = kv.prefix_hit_tokens;
   snapshot_.recurrent_states = rs_ ? rs_->n_live() : 0;
   snapshot_.recurrent_bytes = rs_ ? static_cast<int64_t>(rs_->bytes_in_use()) : 0;
+  if (snaps_) {
+    snapshot_.state_snapshots = snaps_->size();
+    snapshot_.state_snapshot_bytes = static_cast<int64_t>(snaps_->bytes());
+    snapshot_.state_snapshots_saved = snaps_->saved();
+    snapshot_.state_snapshot_hits = snaps_->hits();
+  }
+}
+
+void Engine::save_state_snapshots(const StepPlan& plan) {
+  for (const ScheduledChunk& c : plan.chunks) {
+    if (!c.snapshot_after) continue;
+    const int32_t end = c.start + c.n;
+    snaps_->save(kv_->prefix_key(c.req->seq, end), std::span<const int32_t>(c.req->tokens).first(size_t(end)),
+                 rs_->state(c.req->seq));
+  }
 }
 
 void Engine::release_recurrent_states() {
@@ -296,6 +325,7 @@ bool Engine::step() {
     return has_work();
   }
   sched_.commit(plan);
+  if (snaps_) save_state_snapshots(plan);
   acc_.computed_tokens += plan.n_tokens;
   size_t row = 0;
   for (const ScheduledChunk& c : plan.chunks) {

@@ -27,6 +27,7 @@
 #include "engine/scheduler.h"
 #include "kv/kv_cache_manager.h"
 #include "kv/recurrent_state.h"
+#include "kv/state_snapshots.h"
 #include "tokenizer/tokenizer.h"
 
 namespace nt {
@@ -40,6 +41,11 @@ struct EngineOptions {
   int block_size = KvLayout{}.block_size;  // tokens per KV block: the paging and prefix-cache unit
   DType cache_k = DType::F16;
   DType cache_v = DType::F16;
+  // Hybrid models (recurrent state): the state is snapshot at the end of each prompt (rounded down
+  // to a block) and at every multiple of this many tokens (a multiple of block_size; 0: prompt ends
+  // only), so a later request sharing the prefix resumes at the latest snapshot inside it.
+  int state_snapshot_every = 512;
+  int state_snapshots = -1;  // snapshots kept at most (LRU); -1: n_parallel + 2; 0: no prefix reuse
 };
 
 // A snapshot of the engine's counters (totals since creation), readable from any thread.
@@ -60,6 +66,10 @@ struct EngineStats {
   int64_t preemptions = 0;
   int64_t recurrent_states = 0;  // per-sequence recurrent states held (hybrid models), constant in context
   int64_t recurrent_bytes = 0;
+  int64_t state_snapshots = 0;        // recurrent-state snapshots kept for prefix reuse (hybrid models)
+  int64_t state_snapshot_bytes = 0;
+  int64_t state_snapshots_saved = 0;  // taken since creation
+  int64_t state_snapshot_hits = 0;    // admissions resumed from one (a retried admission counts again)
 };
 
 class Engine {
@@ -145,6 +155,9 @@ class Engine {
   // Hybrid models: per-sequence recurrent states beside the KV cache, and both as one KvStore.
   std::unique_ptr<RecurrentStatePool> rs_;
   std::unique_ptr<RecurrentKvStore> rs_store_;
+  std::unique_ptr<StateSnapshots> snaps_;  // null: no prefix reuse for the hybrid model
+  // Copies the state of every chunk of the plan that ended at a snapshot point.
+  void save_state_snapshots(const StepPlan& plan);
   std::vector<int> ll_live_;  // low-level sequences (new_seq .. free_seq)
   KvStore& kv_store() { return rs_store_ ? static_cast<KvStore&>(*rs_store_) : *kv_; }
   // Frees the states of sequences no request or low-level caller holds (finished, cancelled, preempted).

@@ -11,6 +11,29 @@ Scheduler::Scheduler(KvCacheManager& kv, int token_budget, int max_running)
   NT_CHECK(token_budget >= 1 && max_running >= 1);
 }
 
+bool is_snapshot_point(int32_t end, size_t n_tokens, int block_size, int every) {
+  if (end <= 0 || end % block_size != 0 || n_tokens == 0) return false;
+  const auto last_boundary = static_cast<int32_t>((n_tokens - 1) / size_t(block_size)) * block_size;
+  return end == last_boundary || (every > 0 && end % every == 0);
+}
+
+void Scheduler::set_state_snapshots(int every, PrefixMatch match) {
+  NT_CHECK(every >= 0 && match);
+  snapshots_ = true;
+  snapshot_every_ = every;
+  match_ = std::move(match);
+}
+
+int32_t Scheduler::cut_at_snapshot(const SchedRequest* r, int32_t n) const {
+  if (!snapshots_) return n;
+  const int bs = kv_.block_size();
+  const int32_t start = r->n_computed;
+  // The first block boundary after start; points lie on block boundaries.
+  for (int32_t p = (start / bs + 1) * bs; p < start + n; p += bs)
+    if (is_snapshot_point(p, r->tokens.size(), bs, snapshot_every_)) return p - start;
+  return n;
+}
+
 void Scheduler::add(SchedRequest* r) {
   NT_CHECK(r->seq < 0 && !r->tokens.empty());
   waiting_.push_back(r);
@@ -49,31 +72,38 @@ bool Scheduler::reserve_or_preempt(SchedRequest* r, int32_t n, StepPlan& plan) {
 StepPlan Scheduler::schedule() {
   StepPlan plan;
   int64_t budget = token_budget_;
-  auto plan_chunk = [&](SchedRequest* r, int32_t n) {
-    const bool last = r->n_computed + n == static_cast<int32_t>(r->tokens.size());
-    plan.chunks.push_back({r, r->n_computed, n, last});
+  // n tokens of r, cut from `want` at a snapshot point (a cut chunk ends the step: it stays the
+  // only one prefilling).
+  auto plan_chunk = [&](SchedRequest* r, int32_t n, int32_t want) {
+    const int32_t end = r->n_computed + n;
+    const bool last = end == static_cast<int32_t>(r->tokens.size());
+    const bool snap = snapshots_ && is_snapshot_point(end, r->tokens.size(), kv_.block_size(), snapshot_every_);
+    plan.chunks.push_back({r, r->n_computed, n, last, snap});
     plan.n_tokens += n;
-    budget -= n;
+    budget = n < want ? 0 : budget - n;
   };
   // Running requests in admission order. Only the youngest can still be prefilling (a request is
-  // admitted with a partial chunk only when that chunk ends the step's budget), so the decode
+  // admitted with a partial chunk only when that chunk ends the step's budget or is cut at a
+  // snapshot point, which ends the step too), so the decode
   // tokens come before any prefill chunk. A request preempted in reserve_or_preempt was the back
   // of running_, so the indices before it stay valid.
   for (size_t i = 0; i < running_.size() && budget > 0; ++i) {
     SchedRequest* r = running_[i];
     const int64_t left = static_cast<int64_t>(r->tokens.size()) - r->n_computed;
     NT_CHECK(left >= 1);
-    const auto n = static_cast<int32_t>(std::min(left, budget));
+    const auto want = static_cast<int32_t>(std::min(left, budget));
+    const int32_t n = cut_at_snapshot(r, want);
     if (!reserve_or_preempt(r, n, plan)) break;
-    plan_chunk(r, n);
+    plan_chunk(r, n, want);
   }
   if (!plan.preempted.empty()) return plan;
   while (!waiting_.empty() && running_.size() < static_cast<size_t>(max_running_) && budget > 0) {
     SchedRequest* r = waiting_.front();
     r->seq = kv_.new_seq();
-    r->n_computed = kv_.match_prefix(r->seq, r->tokens);
+    r->n_computed = match_ ? match_(r->seq, r->tokens) : kv_.match_prefix(r->seq, r->tokens);
     const int64_t left = static_cast<int64_t>(r->tokens.size()) - r->n_computed;
-    const auto n = static_cast<int32_t>(std::min(left, budget));
+    const auto want = static_cast<int32_t>(std::min(left, budget));
+    const int32_t n = cut_at_snapshot(r, want);
     if (!kv_.reserve(r->seq, n)) {  // not now: the running requests hold the pool
       kv_.free_seq(r->seq);
       r->seq = -1;
@@ -84,7 +114,7 @@ StepPlan Scheduler::schedule() {
     waiting_.pop_front();
     running_.push_back(r);
     plan.admitted.push_back(r);
-    plan_chunk(r, n);
+    plan_chunk(r, n, want);
   }
   return plan;
 }

@@ -14,10 +14,15 @@
 // cache — n_computed = 0, back to the front of the waiting queue) until it can, or until it is
 // the youngest itself and is preempted. No waiting request is admitted in a step that preempted.
 // A chunk that reaches the last token wants logits (the next token is sampled from them).
+// Hybrid models (set_state_snapshots): a chunk stops at the first snapshot point it reaches (the
+// engine copies the recurrent state there) and that chunk ends the step's planning, so only the
+// youngest request is still prefilling; admission resumes through the given prefix matcher.
 #pragma once
 
 #include <cstdint>
 #include <deque>
+#include <functional>
+#include <span>
 #include <vector>
 
 #include "kv/kv_cache_manager.h"
@@ -38,7 +43,13 @@ struct ScheduledChunk {
   int32_t start = 0;  // == req->n_computed when planned
   int32_t n = 0;
   bool want_logits = false;
+  bool snapshot_after = false;  // start + n is a snapshot point (set_state_snapshots)
 };
+
+// Whether a request of n_tokens tokens (prompt + generated) whose state stands at position `end`
+// (a chunk's end) is at a snapshot point: a block boundary that is the last one before its final
+// token (its prompt's end, rounded down to a block) or a multiple of `every` (0: none).
+bool is_snapshot_point(int32_t end, size_t n_tokens, int block_size, int every);
 
 struct StepPlan {
   std::vector<ScheduledChunk> chunks;     // the batch, in this order
@@ -56,6 +67,12 @@ class Scheduler {
   void add(SchedRequest* r);
   // Drops a request from the queue or the running list and frees its sequence.
   void remove(SchedRequest* r);
+
+  // Hybrid models: chunks stop at snapshot points (every: see is_snapshot_point) and a new request
+  // takes its cached prefix through `match` (which restores its recurrent state) instead of the
+  // KV cache's match_prefix.
+  using PrefixMatch = std::function<int32_t(int seq, std::span<const int32_t> tokens)>;
+  void set_state_snapshots(int every, PrefixMatch match);
 
   // Plans one step: reserves the blocks of every planned chunk, preempting as needed.
   StepPlan schedule();
@@ -75,7 +92,13 @@ class Scheduler {
   bool reserve_or_preempt(SchedRequest* r, int32_t n, StepPlan& plan);
   void preempt(SchedRequest* victim, StepPlan& plan);
 
+  // n tokens of r from n_computed, cut at the first snapshot point they pass (when snapshots are on).
+  int32_t cut_at_snapshot(const SchedRequest* r, int32_t n) const;
+
   KvCacheManager& kv_;
+  bool snapshots_ = false;
+  int snapshot_every_ = 0;
+  PrefixMatch match_;
   int token_budget_;
   int max_running_;
   std::deque<SchedRequest*> waiting_;

@@ -261,12 +261,14 @@ void KvCacheManager::free_seq(int seq) {
 
 int32_t KvCacheManager::seq_len(int seq) const { return seq_ref(seq).len; }
 
-int32_t KvCacheManager::match_prefix(int seq, std::span<const int32_t> tokens) {
+int32_t KvCacheManager::match_prefix(int seq, std::span<const int32_t> tokens, const ResumeCheck& resumable) {
   Seq& s = seq_ref(seq);
   NT_CHECK(s.len == 0 && s.reserved == 0);
   prefix_queried_ += int64_t(tokens.size());
-  // Recurrent layers (hybrid models) keep no state per cached block to resume from: no reuse.
-  if (layout_.recurrent_floats > 0) return 0;
+  // Recurrent layers (hybrid models) resume only where the caller can restore their state (not
+  // combined with sliding windows, whose shorter hits need other blocks).
+  const bool recurrent = layout_.recurrent_floats > 0;
+  if (recurrent && (!resumable || layout_.n_swa > 0)) return 0;
   const int bs = layout_.block_size;
   // The last token is never a hit: its logits are needed, so the block holding it is computed.
   const size_t n_full = tokens.empty() ? 0 : (tokens.size() - 1) / size_t(bs);
@@ -296,6 +298,8 @@ int32_t KvCacheManager::match_prefix(int seq, std::span<const int32_t> tokens) {
     while (m > 0 && run[m] < m - g->first_seen_block(int64_t(m) * bs)) --m;
     n_blocks = m;
   }
+  if (recurrent)  // full groups only: every shorter run of their blocks is cached too
+    while (n_blocks > 0 && !resumable(static_cast<int32_t>(n_blocks) * bs, keys[n_blocks - 1])) --n_blocks;
   for (size_t g = 0; g < group_state_.size(); ++g) {
     Group& gr = *group_state_[g];
     Group::Table& t = s.tables[g];
@@ -314,6 +318,12 @@ int32_t KvCacheManager::match_prefix(int seq, std::span<const int32_t> tokens) {
   s.len = s.reserved = static_cast<int32_t>(n_blocks) * bs;
   prefix_hit_ += s.len;
   return s.len;
+}
+
+uint64_t KvCacheManager::prefix_key(int seq, int32_t end) const {
+  const Seq& s = seq_ref(seq);
+  NT_CHECK(end > 0 && end % layout_.block_size == 0 && end <= s.len);
+  return s.tables[0].keys[size_t(end / layout_.block_size) - 1];
 }
 
 int32_t KvCacheManager::blocks_needed(int seq, int32_t n) const {

@@ -25,6 +25,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <vector>
@@ -87,8 +88,13 @@ class KvCacheManager final : public KvStore {
   // never covering the last token, and sets seq_len to the tokens they hold (a multiple of
   // block_size). A sliding group needs only the blocks its window reaches from there (the hit is
   // the longest length every group holds). Counts the query and the hit in stats(). Returns the
-  // new seq_len. Always 0 when the layout has recurrent state (a prefix is recomputed).
-  int32_t match_prefix(int seq, std::span<const int32_t> tokens);
+  // new seq_len. When the layout has recurrent state, a length also needs `resumable(len, key)`
+  // (key: the chain key of the block ending at len) to say the state at len can be restored; the
+  // longest such length is taken (no predicate: 0, the prefix is recomputed).
+  using ResumeCheck = std::function<bool(int32_t len, uint64_t key)>;
+  int32_t match_prefix(int seq, std::span<const int32_t> tokens, const ResumeCheck& resumable = {});
+  // The chain key of seq's full block ending at position end (a multiple of block_size, <= seq_len).
+  uint64_t prefix_key(int seq, int32_t end) const;
   // Blocks reserve(seq, n) would have to take from the pool (summed over groups), including the
   // copy of a shared block the next write would land in (see truncate()).
   int32_t blocks_needed(int seq, int32_t n) const;

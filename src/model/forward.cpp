@@ -89,7 +89,7 @@ Status Model::forward(const Batch& batch, KvStore& kv, ThreadPool& pool, Forward
         const int32_t have = *kv.recurrent_pos(sq);
         if (p != 0 && p != have)
           return make_error("sequence %d's recurrent state holds %d positions; it cannot continue at position %d "
-                            "(models with recurrent layers cannot reuse or rewind a cached prefix)", sq, have, p);
+                            "(a recurrent state cannot be rewound; a cached prefix resumes only from a state snapshot)", sq, have, p);
         runs.push_back({sq, p, p + 1});
       } else if (p != it->next) {
         return make_error("sequence %d's tokens in a batch must have consecutive positions (%d after %d)", sq, p,

@@ -246,6 +246,13 @@ std::string ServerMetrics::render(const EngineStats& s, const MetricsInfo& info)
   w.single("nexttok_steps_total", "counter", "Forward passes of the request path.", {}, s.steps);
   w.single("nexttok_preemptions_total", "counter", "Requests preempted to free KV-cache blocks.", {},
            s.preemptions);
+  w.single("nexttok_state_snapshots", "gauge",
+           "Recurrent-state snapshots kept for prefix reuse (hybrid models such as qwen35; 0 otherwise).", {},
+           s.state_snapshots);
+  w.single("nexttok_state_snapshot_bytes", "gauge", "Memory of the recurrent-state snapshots.", {},
+           s.state_snapshot_bytes);
+  w.single("nexttok_state_snapshot_hits_total", "counter",
+           "Admissions that resumed a prompt from a recurrent-state snapshot.", {}, s.state_snapshot_hits);
   w.family("nexttok_http_responses_total", "counter", "HTTP responses by status code.");
   for (const auto& [code, n] : responses) w.sample("nexttok_http_responses_total", {{"code", std::to_string(code)}}, n);
 

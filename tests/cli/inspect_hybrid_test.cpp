@@ -28,14 +28,15 @@ TEST(InspectHybrid, Qwen35CountsAttentionKvAndAConstantRecurrentState) {
   EXPECT_NE(t.out.find("hybrid            2 Gated DeltaNet (recurrent) layers, 2 full attention: 1, 3"),
             std::string::npos) << t.out;
   EXPECT_NE(t.out.find("recurrent state   11.00 KiB per sequence, constant in context"), std::string::npos) << t.out;
-  EXPECT_NE(t.out.find("prefix cache      not reused"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("prefix cache      reused up to the latest state snapshot in the shared prefix (one 11.00 KiB"),
+            std::string::npos) << t.out;
 
   auto j = test::run_nexttok({"inspect", gguf, "--json"});
   ASSERT_EQ(j.rc, 0) << j.err;
   const json doc = json::parse(j.out);
   EXPECT_EQ(doc["hybrid"]["n_recurrent_layers"], 2);
   EXPECT_EQ(doc["hybrid"]["attention_layers"], json::array({1, 3}));
-  EXPECT_EQ(doc["hybrid"]["prefix_cache_reuse"], false);
+  EXPECT_EQ(doc["hybrid"]["prefix_cache_reuse"], true);
   // Per recurrent layer: conv state 3 x (2*2*16 + 4*16) floats and delta state 4 x 16 x 16 floats.
   const uint64_t state = 2 * (3 * 128 + 4 * 16 * 16) * 4;
   EXPECT_EQ(doc["hybrid"]["recurrent_state_bytes_per_seq"].get<uint64_t>(), state);

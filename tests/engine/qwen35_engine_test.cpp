@@ -1,7 +1,9 @@
 // The engine over a real qwen35 model (a small `nexttok synth` file: Gated DeltaNet layers with a
 // recurrent state per sequence between gated attention layers). Requests batched with others, in
 // chunks, preempted and recomputed, return what each returns alone; every state is released when
-// its request finishes or is cancelled; the prefix cache never skips a prompt (no state to resume).
+// its request finishes or is cancelled; a prompt sharing a prefix with an earlier one resumes at the
+// latest recurrent-state snapshot inside it (prompt ends, every N tokens) and returns bit for bit
+// what it returns computed from its start; evicted snapshots or KV blocks fall back.
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -99,7 +101,6 @@ TEST(EngineQwen35, RequestsBatchedWithOthersReturnWhatEachReturnsAlone) {
   const EngineStats st = h.eng->stats();
   EXPECT_EQ(st.recurrent_states, 0);
   EXPECT_EQ(st.recurrent_bytes, 0);
-  EXPECT_EQ(st.prefix_hit_tokens, 0);
 }
 
 TEST(EngineQwen35, StatesAreHeldWhileRunningAndFreedOnCancelAndFinish) {
@@ -123,9 +124,132 @@ TEST(EngineQwen35, StatesAreHeldWhileRunningAndFreedOnCancelAndFinish) {
   EXPECT_EQ(h.eng->stats().recurrent_states, 0);
 }
 
-TEST(EngineQwen35, ARepeatedPromptIsRecomputedNotTakenFromThePrefixCache) {
+// A prompt that continues `first` (its prompt then its generated tokens) with `extra` more tokens.
+std::vector<int32_t> continuation(const RequestParams& first, const Outcome& got, int extra, uint32_t salt) {
+  std::vector<int32_t> p = first.prompt;
+  p.insert(p.end(), got.tokens.begin(), got.tokens.end());
+  for (int32_t t : prompt_of(extra, salt, kVocab)) p.push_back(t);
+  return p;
+}
+
+TEST(EngineQwen35, APromptSharingAFinishedOnesPrefixResumesFromItsSnapshot) {
   NT_REQUIRE_SHARED();
-  Qwen35Harness h(test::opts(512, 4, 1024, 32));
+  Qwen35Harness h(test::opts(512, 4, 1024, 8));
+  ASSERT_TRUE(h.eng);
+  const RequestParams p = request(prompt_of(100, 9, kVocab), 8, 4);
+  const RequestId first = h.submit(p);
+  h.run();
+  ASSERT_EQ(h.out[first].reason, FinishReason::Length) << h.out[first].error.message;
+  EXPECT_EQ(h.out[first].stats.cached_tokens, 0);
+  EXPECT_EQ(h.eng->stats().state_snapshots, 1);  // at 96: the prompt's end rounded down to a block
+  EXPECT_EQ(h.eng->stats().state_snapshot_bytes, int64_t(h.eng->recurrent_bytes_per_seq()));
+
+  // The same prompt again: resumed at 96, the last 4 tokens computed; the same tokens and log-probs.
+  const RequestId again = h.submit(p);
+  h.run();
+  EXPECT_EQ(h.out[again].stats.cached_tokens, 96);
+  EXPECT_EQ(h.out[again].tokens, h.out[first].tokens);
+  EXPECT_EQ(h.out[again].logprobs, h.out[first].logprobs);
+
+  // A longer prompt with the same start (a chat's next turn): resumed at 96, as computed cold.
+  const RequestParams next = request(continuation(p, h.out[first], 13, 77), 12, 5);
+  const RequestId turn2 = h.submit(next);
+  h.run();
+  EXPECT_EQ(h.out[turn2].stats.cached_tokens, 96);
+  const Outcome cold = alone(next);
+  EXPECT_EQ(cold.stats.cached_tokens, 0);
+  EXPECT_EQ(h.out[turn2].tokens, cold.tokens);
+  EXPECT_EQ(h.out[turn2].logprobs, cold.logprobs);
+  const EngineStats st = h.eng->stats();
+  EXPECT_EQ(st.state_snapshot_hits, 2);
+  EXPECT_EQ(st.recurrent_states, 0);
+}
+
+TEST(EngineQwen35, SnapshotsEveryNTokensLetALongerSharedPrefixResume) {
+  NT_REQUIRE_SHARED();
+  // Snapshots at every 16 tokens, prompt or generated, besides the prompt's end (16 here).
+  EngineOptions o = test::opts(512, 2, 1024, 8);
+  o.state_snapshot_every = 16;
+  Qwen35Harness h(o);
+  ASSERT_TRUE(h.eng);
+  const RequestParams p = request(prompt_of(20, 31, kVocab), 30, 6);
+  const RequestId first = h.submit(p);
+  h.run();
+  ASSERT_EQ(h.out[first].reason, FinishReason::Length) << h.out[first].error.message;
+  // 49 tokens were computed (the last generated one never is): snapshots at 16, 32 and 48.
+  EXPECT_EQ(h.eng->stats().state_snapshots, 3);
+  const RequestParams next = request(continuation(p, h.out[first], 7, 78), 10, 7);
+  const RequestId turn2 = h.submit(next);
+  h.run();
+  EXPECT_EQ(h.out[turn2].stats.cached_tokens, 48);
+  const Outcome cold = alone(next);
+  EXPECT_EQ(h.out[turn2].tokens, cold.tokens);
+  EXPECT_EQ(h.out[turn2].logprobs, cold.logprobs);
+
+  // Prompt ends only (0): the same continuation resumes at the first prompt's end.
+  o.state_snapshot_every = 0;
+  Qwen35Harness ends_only(o);
+  ASSERT_TRUE(ends_only.eng);
+  ends_only.submit(p);
+  ends_only.run();
+  const RequestId t2 = ends_only.submit(next);
+  ends_only.run();
+  EXPECT_EQ(ends_only.out[t2].stats.cached_tokens, 16);
+  EXPECT_EQ(ends_only.out[t2].tokens, cold.tokens);
+  EXPECT_EQ(ends_only.out[t2].logprobs, cold.logprobs);
+}
+
+TEST(EngineQwen35, EvictedSnapshotsOrKvBlocksFallBackToComputing) {
+  NT_REQUIRE_SHARED();
+  const RequestParams a = request(prompt_of(30, 41, kVocab), 4, 8);
+  const RequestParams b = request(prompt_of(50, 42, kVocab), 4, 9);
+  {
+    // One snapshot kept: b's replaces a's, so a's continuation starts from nothing.
+    EngineOptions o = test::opts(512, 1, 1024, 8);
+    o.state_snapshots = 1;
+    Qwen35Harness h(o);
+    ASSERT_TRUE(h.eng);
+    const RequestId ia = h.submit(a);
+    h.run();
+    const RequestId ib = h.submit(b);
+    h.run();
+    const RequestParams a2 = request(continuation(a, h.out[ia], 9, 79), 6, 10);
+    const RequestId ia2 = h.submit(a2);
+    h.run();
+    EXPECT_EQ(h.out[ia2].stats.cached_tokens, 0);
+    const Outcome cold = alone(a2);
+    EXPECT_EQ(h.out[ia2].tokens, cold.tokens);
+    EXPECT_EQ(h.out[ia2].logprobs, cold.logprobs);
+    // a2's own snapshot (at 40) replaced b's: b's continuation starts from nothing too.
+    const RequestId ib2 = h.submit(request(continuation(b, h.out[ib], 3, 80), 2, 11));
+    h.run();
+    EXPECT_EQ(h.out[ib2].stats.cached_tokens, 0);
+    EXPECT_EQ(h.eng->stats().state_snapshots, 1);
+  }
+  {
+    // A pool of 8 blocks of 8: b's blocks evict a's, whose snapshot (at 24) stays but is not used.
+    Qwen35Harness h(test::opts(512, 1, 64, 8));
+    ASSERT_TRUE(h.eng);
+    const RequestId ia = h.submit(a);
+    h.run();
+    h.submit(b);
+    h.run();
+    EXPECT_EQ(h.eng->stats().state_snapshots, 2);
+    const RequestParams a2 = request(continuation(a, h.out[ia], 9, 79), 6, 10);
+    const RequestId ia2 = h.submit(a2);
+    h.run();
+    EXPECT_EQ(h.out[ia2].stats.cached_tokens, 0);
+    const Outcome cold = alone(a2);
+    EXPECT_EQ(h.out[ia2].tokens, cold.tokens);
+    EXPECT_EQ(h.out[ia2].logprobs, cold.logprobs);
+  }
+}
+
+TEST(EngineQwen35, NoSnapshotsMeansNoPrefixReuse) {
+  NT_REQUIRE_SHARED();
+  EngineOptions o = test::opts(512, 4, 1024, 8);
+  o.state_snapshots = 0;
+  Qwen35Harness h(o);
   ASSERT_TRUE(h.eng);
   const RequestParams p = request(prompt_of(100, 9, kVocab), 8, 4);
   const RequestId first = h.submit(p);
@@ -135,6 +259,18 @@ TEST(EngineQwen35, ARepeatedPromptIsRecomputedNotTakenFromThePrefixCache) {
   EXPECT_EQ(h.out[again].stats.cached_tokens, 0);
   EXPECT_EQ(h.out[again].tokens, h.out[first].tokens);
   EXPECT_EQ(h.out[again].logprobs, h.out[first].logprobs);
+  EXPECT_EQ(h.eng->stats().state_snapshots, 0);
+}
+
+TEST(EngineQwen35, ASnapshotIntervalOffTheBlockSizeIsRefused) {
+  NT_REQUIRE_SHARED();
+  auto m = Model::load(model_path());
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  EngineOptions o = test::opts(512, 4, 1024, 8);
+  o.state_snapshot_every = 20;
+  auto e = Engine::create(std::move(*m), o);
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.error().message.find("multiple of the KV block size 8"), std::string::npos) << e.error().message;
 }
 
 }  // namespace

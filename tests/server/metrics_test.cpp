@@ -360,7 +360,8 @@ TEST(MetricsTest, OutputParsesAsPrometheusText) {
       {"nexttok_prompt_tokens_total", "counter"},   {"nexttok_prompt_tokens_cached_total", "counter"},
       {"nexttok_computed_tokens_total", "counter"}, {"nexttok_generated_tokens_total", "counter"},
       {"nexttok_steps_total", "counter"},           {"nexttok_preemptions_total", "counter"},
-      {"nexttok_http_responses_total", "counter"},
+      {"nexttok_state_snapshots", "gauge"},         {"nexttok_state_snapshot_bytes", "gauge"},
+      {"nexttok_state_snapshot_hits_total", "counter"}, {"nexttok_http_responses_total", "counter"},
   };
   for (const auto& [name, type] : want) EXPECT_EQ(ex.types[name], type) << name;
   for (const auto& s : ex.samples)

@@ -1,5 +1,7 @@
 // The server over a qwen35 model (a small `nexttok synth` file, Gated DeltaNet and attention
-// layers): completions answered alone and answered while others run at once are the same.
+// layers): completions answered alone and answered while others run at once are the same; a chat's
+// second turn resumes from the recurrent-state snapshot of the first turn's prompt and answers what a
+// fresh server answers.
 #include <gtest/gtest.h>
 
 #include <future>
@@ -97,6 +99,48 @@ TEST(ServeQwen35, CompletionsBatchedWithOthersAreWhatEachIsAlone) {
     EXPECT_EQ(got, alone[i]) << "prompt " << i;
   }
   EXPECT_EQ(s.srv->ready(), true);
+}
+
+// A chat completion of `messages` (greedy, 16 tokens): the reply's text and the prompt's cached tokens.
+std::pair<std::string, int64_t> chat(Served& s, const nlohmann::json& messages) {
+  httplib::Client c("127.0.0.1", s.srv->port());
+  c.set_read_timeout(std::chrono::seconds(60));
+  const nlohmann::json req = {{"messages", messages}, {"max_tokens", 16}, {"temperature", 0}};
+  HttpAnswer a = post_json(c, "/v1/chat/completions", req.dump());
+  EXPECT_EQ(a.status, 200) << a.raw;
+  if (a.status != 200) return {"", -1};
+  return {a.body["choices"][0]["message"]["content"].get<std::string>(),
+          a.body["usage"]["prompt_tokens_details"]["cached_tokens"].get<int64_t>()};
+}
+
+TEST(ServeQwen35, AChatsSecondTurnResumesFromTheFirstTurnsStateSnapshot) {
+  NT_REQUIRE_SHARED();
+  EngineOptions eo;
+  eo.n_threads = 2;
+  eo.n_ctx = 1024;
+  std::string first_user;
+  for (int i = 0; i < 6; ++i) first_user += "In a small village at the edge of a great forest there lived an old woman. ";
+  first_user.pop_back();
+  nlohmann::json messages = nlohmann::json::array({{{"role", "user"}, {"content", first_user}}});
+  Served s(eo);
+  ASSERT_TRUE(s.st.ok() && s.srv->ready()) << (s.st.ok() ? "not ready" : s.st.error().message);
+  const auto [reply, cached1] = chat(s, messages);
+  EXPECT_EQ(cached1, 0);
+  messages.push_back({{"role", "assistant"}, {"content", reply}});
+  messages.push_back({{"role", "user"}, {"content", "And then what happened?"}});
+  const auto [reply2, cached2] = chat(s, messages);
+  EXPECT_GT(cached2, 0);
+  EXPECT_EQ(cached2 % 32, 0);
+  httplib::Client c("127.0.0.1", s.srv->port());
+  const HttpAnswer m = get(c, "/metrics");
+  EXPECT_GE(metric_value(m.raw, "nexttok_state_snapshot_hits_total"), 1.0) << m.raw;
+  EXPECT_GE(metric_value(m.raw, "nexttok_state_snapshots"), 1.0) << m.raw;
+
+  Served fresh(eo);  // computed from its start
+  ASSERT_TRUE(fresh.st.ok() && fresh.srv->ready());
+  const auto [cold, cached_cold] = chat(fresh, messages);
+  EXPECT_EQ(cached_cold, 0);
+  EXPECT_EQ(reply2, cold);
 }
 
 }  // namespace
