@@ -64,17 +64,9 @@ Result<std::unique_ptr<Model>> Model::load(const std::string& path) {
   w.layers.resize(static_cast<size_t>(c.n_layer));
   for (int il = 0; il < c.n_layer; ++il) {
     LayerWeights& l = w.layers[static_cast<size_t>(il)];
-    auto vec = [&](const char* s, int64_t n, const float*& out) -> Status {
-      auto r = wl.vector(layer_tensor(il, s), n);
-      if (!r) return r.error();
-      out = *r;
-      return {};
-    };
-    auto mat = [&](const char* s, int64_t cols, int64_t rows, MatView& out) -> Status {
-      auto r = wl.matrix(layer_tensor(il, s), cols, rows);
-      if (!r) return r.error();
-      out = *r;
-      return {};
+    auto vec = [&](const char* s, int64_t n, const float*& out) { return wl.vector_into(layer_tensor(il, s), n, out); };
+    auto mat = [&](const char* s, int64_t cols, int64_t rows, MatView& out) {
+      return wl.matrix_into(layer_tensor(il, s), cols, rows, out);
     };
     NT_TRY(vec("attn_norm.weight", c.n_embd, l.attn_norm));
     if (c.is_recurrent(il)) {

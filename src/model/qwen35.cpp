@@ -67,17 +67,9 @@ Status qwen35_read_config(const GgufFile& f, ModelConfig& c) {
 }
 
 Status qwen35_load_layer(const WeightLoader& wl, const ModelConfig& c, int il, LayerWeights& l) {
-  auto vec = [&](const char* s, int64_t n, const float*& out) -> Status {
-    auto r = wl.vector(layer_tensor(il, s), n);
-    if (!r) return r.error();
-    out = *r;
-    return {};
-  };
-  auto mat = [&](const char* s, int64_t cols, int64_t rows, MatView& out) -> Status {
-    auto r = wl.matrix(layer_tensor(il, s), cols, rows);
-    if (!r) return r.error();
-    out = *r;
-    return {};
+  auto vec = [&](const char* s, int64_t n, const float*& out) { return wl.vector_into(layer_tensor(il, s), n, out); };
+  auto mat = [&](const char* s, int64_t cols, int64_t rows, MatView& out) {
+    return wl.matrix_into(layer_tensor(il, s), cols, rows, out);
   };
   if (!c.is_recurrent(il)) {
     NT_TRY(vec("attn_q_norm.weight", c.head_dim, l.q_norm));

@@ -20,6 +20,19 @@ class WeightLoader {
   Result<MatView> matrix(const std::string& name, int64_t n_cols, int64_t n_rows) const;
   // A 1-D f32 vector of n elements (converted to f32 and owned if stored in another type).
   Result<const float*> vector(const std::string& name, int64_t n) const;
+  // The same, stored into `out` (the loaders' per-layer form).
+  Status matrix_into(const std::string& name, int64_t n_cols, int64_t n_rows, MatView& out) const {
+    auto r = matrix(name, n_cols, n_rows);
+    if (!r) return r.error();
+    out = *r;
+    return {};
+  }
+  Status vector_into(const std::string& name, int64_t n, const float*& out) const {
+    auto r = vector(name, n);
+    if (!r) return r.error();
+    out = *r;
+    return {};
+  }
   bool has(const std::string& name) const { return f_.find_tensor(name) != nullptr; }
   // Keeps v with the model's weights (a converted copy); its data stays where it is.
   const float* own(std::vector<float> v) const {
