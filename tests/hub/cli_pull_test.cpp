@@ -16,14 +16,7 @@ const std::string kCommit = "fedcba9876543210fedcba9876543210fedcba98";
 class CliPullTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    for (const char* v : {"HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_HUB_OFFLINE", "HF_TOKEN_PATH",
-                          "HUGGINGFACE_HUB_CACHE", "http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY",
-                          "ALL_PROXY", "all_proxy"})
-      ::unsetenv(v);
-    home_ = temp_dir();
-    ::setenv("HF_HOME", home_.c_str(), 1);
-    ::setenv("HF_HUB_CACHE", (home_ + "/cache").c_str(), 1);
-    ::setenv("HF_ENDPOINT", hub_.endpoint().c_str(), 1);
+    home_ = isolate_hub_env(hub_.endpoint());
     data_ = make_tiny_gguf("cli", 2048);
     hub_.add_repo({"org/cli-GGUF", kCommit, {{"cli-Q8_0.gguf", data_}, {"cli-Q4_0.gguf", make_tiny_gguf("q4")}}});
     hub_.add_repo({"org/gated-GGUF", kCommit, {{"g-Q8_0.gguf", make_tiny_gguf("g")}}, true});

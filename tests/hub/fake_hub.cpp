@@ -7,6 +7,9 @@
 #include <chrono>
 #include <cstring>
 #include <nlohmann/json.hpp>
+#include <cstdlib>
+
+#include "support/test_support.h"
 
 namespace nt::test {
 namespace {
@@ -40,6 +43,17 @@ struct Bytes {
 };
 
 }  // namespace
+
+std::string isolate_hub_env(const std::string& endpoint) {
+  for (const char* v : {"HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_HUB_OFFLINE", "HF_TOKEN_PATH", "HUGGINGFACE_HUB_CACHE",
+                        "http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "all_proxy"})
+    ::unsetenv(v);
+  const std::string home = temp_dir();
+  ::setenv("HF_HOME", home.c_str(), 1);
+  ::setenv("HF_HUB_CACHE", (home + "/cache").c_str(), 1);
+  ::setenv("HF_ENDPOINT", endpoint.c_str(), 1);
+  return home;
+}
 
 std::string make_tiny_gguf(const std::string& name, size_t n_floats) {
   Bytes w;

@@ -20,6 +20,10 @@ namespace nt::test {
 
 // A valid GGUF (v3) whose metadata carries `name`, with one F32 tensor of n_floats values.
 std::string make_tiny_gguf(const std::string& name, size_t n_floats = 4096);
+
+// Points the Hub client of `nexttok` child processes at `endpoint`, with a fresh HF_HOME (returned, its
+// cache under /cache) and no token, offline switch or proxy from the caller's environment.
+std::string isolate_hub_env(const std::string& endpoint);
 // SHA-256 hex by OpenSSL: an oracle independent of hub/sha256.
 std::string sha256_oracle(const std::string& data);
 

@@ -31,14 +31,7 @@ bool exists_nofollow(const std::string& p) {
 class PullKillTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    for (const char* v : {"HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_HUB_OFFLINE", "HF_TOKEN_PATH",
-                          "HUGGINGFACE_HUB_CACHE", "http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY",
-                          "ALL_PROXY", "all_proxy"})
-      ::unsetenv(v);
-    home_ = temp_dir();
-    ::setenv("HF_HOME", home_.c_str(), 1);
-    ::setenv("HF_HUB_CACHE", (home_ + "/cache").c_str(), 1);
-    ::setenv("HF_ENDPOINT", hub_.endpoint().c_str(), 1);
+    home_ = isolate_hub_env(hub_.endpoint());
     data_ = make_tiny_gguf("kill", 4 << 20);  // 16 MiB
     hub_.add_repo({"org/kill-GGUF", kCommit, {{"kill-Q8_0.gguf", data_}}});
   }
