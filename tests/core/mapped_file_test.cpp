@@ -12,23 +12,6 @@
 
 namespace {
 
-// Resident KiB of the mapping that contains p, from /proc/self/smaps; -1 when not found.
-long resident_kib(const void* p) {
-  std::ifstream f("/proc/self/smaps");
-  const auto addr = reinterpret_cast<uintptr_t>(p);
-  std::string line;
-  bool in = false;
-  while (std::getline(f, line)) {
-    unsigned long lo = 0, hi = 0;
-    if (std::sscanf(line.c_str(), "%lx-%lx ", &lo, &hi) == 2 && line.find(':') > line.find(' ')) {
-      in = addr >= lo && addr < hi;
-      continue;
-    }
-    if (in && line.rfind("Rss:", 0) == 0) return std::stol(line.substr(4));
-  }
-  return -1;
-}
-
 uint64_t checksum(const uint8_t* p, size_t n) {
   uint64_t h = 1469598103934665603ull;
   for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 1099511628211ull;
@@ -46,10 +29,10 @@ TEST(MappedFile, ReleasePagesDropsResidentPagesAndKeepsTheBytes) {
   auto m = nt::MappedFile::open(path);
   ASSERT_TRUE(m.ok()) << m.error().message;
   const uint64_t sum = checksum(m->data(), n);  // touches every page
-  const long before = resident_kib(m->data());
+  const long before = nt::test::resident_kib(m->data());
   ASSERT_GE(before, 3 * 1024) << "the file's pages should be resident after reading them";
   m->release_pages(0, n);
-  const long after = resident_kib(m->data());
+  const long after = nt::test::resident_kib(m->data());
   EXPECT_LE(after, 64) << "resident KiB of the mapping: " << before << " before, " << after << " after";
   EXPECT_EQ(checksum(m->data(), n), sum);  // read back from the file
 }

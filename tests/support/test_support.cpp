@@ -8,6 +8,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -48,6 +50,22 @@ TempDirs& temp_dirs() {
   return t;
 }
 }  // namespace
+
+long resident_kib(const void* p) {
+  std::ifstream f("/proc/self/smaps");
+  const auto addr = reinterpret_cast<uintptr_t>(p);
+  std::string line;
+  bool in = false;
+  while (std::getline(f, line)) {
+    unsigned long lo = 0, hi = 0;
+    if (std::sscanf(line.c_str(), "%lx-%lx ", &lo, &hi) == 2 && line.find(':') > line.find(' ')) {
+      in = addr >= lo && addr < hi;
+      continue;
+    }
+    if (in && line.rfind("Rss:", 0) == 0) return std::stol(line.substr(4));
+  }
+  return -1;
+}
 
 std::string temp_dir() {
   std::string tmpl = "/tmp/nexttok-test-XXXXXX";

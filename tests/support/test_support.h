@@ -15,6 +15,8 @@ bool shared_available();
 std::string nexttok_bin();
 // A fresh temporary directory for this test (removed at process exit is not guaranteed).
 std::string temp_dir();
+// Resident KiB of this process's mapping that contains p (from /proc/self/smaps); -1 when not found.
+long resident_kib(const void* p);
 
 struct CmdResult {
   int rc = -1;
