@@ -37,11 +37,12 @@ def http(url, body=None, timeout=600):
 class Server:
     """One server process: nexttok serve or llama-server, on 127.0.0.1:port."""
 
-    def __init__(self, kind, binary, model, threads, np_, ctx, port, log):
+    def __init__(self, kind, binary, model, threads, np_, ctx, port, log, extra=()):
         self.kind, self.port = kind, port
         common = ["-m", model, "-t", str(threads), "-np", str(np_), "-c", str(ctx), "--host", "127.0.0.1",
                   "--port", str(port)]
         argv = [binary, "serve"] + common if kind == "nexttok" else [binary] + common + ["--metrics"]
+        argv += list(extra)
         self.log_path = log
         self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=open(log, "w"))
         deadline = time.time() + 300
@@ -114,7 +115,8 @@ def fresh_port(args):
 def run_level(args, kind, model, conc, port):
     binary = args.nexttok if kind == "nexttok" else args.llama_server
     log = f"/tmp/serve_compare_{kind}_{conc}.log"
-    srv = Server(kind, binary, model, args.threads, conc, conc * args.ctx_per_request, port, log)
+    extra = args.nexttok_arg if kind == "nexttok" else args.llama_arg
+    srv = Server(kind, binary, model, args.threads, conc, conc * args.ctx_per_request, port, log, extra)
     poll = MetricsPoller(srv.url("/metrics"))
     poll.start()
     try:
@@ -253,6 +255,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--history-words", type=int, default=1500)
     ap.add_argument("--port", type=int, default=18700)
+    ap.add_argument("--nexttok-arg", action="append", default=[], help="extra argument for nexttok serve (repeat)")
+    ap.add_argument("--llama-arg", action="append", default=[], help="extra argument for llama-server (repeat)")
     args = ap.parse_args()
     cmd_levels(args) if args.what == "levels" else cmd_history(args)
 

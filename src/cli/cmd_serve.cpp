@@ -64,6 +64,10 @@ int cmd_serve(int argc, char** argv) {
   app.add_option("--cors", a.server.cors_origin, "allow browser requests from this origin (default: CORS off)");
   app.add_option("--shutdown-timeout", a.server.shutdown_timeout_s,
                  "on SIGINT/SIGTERM, seconds running requests get to finish before they are cancelled (default 10)");
+  app.add_option("--http-slice", a.server.http_slice_us,
+                 "microseconds of scheduling slice the HTTP threads ask for on Linux 6.12+, so that /metrics, "
+                 "/health and token writes preempt busy compute threads at once (100-100000; 0: the kernel's "
+                 "default; default 100)");
   app.add_option("--log-format", a.log_format, "per-request log lines on stderr: text or json (default text)");
   app.add_flag("--metrics", a.metrics, "accepted for llama-server compatibility: /metrics is always on");
   auto check = [&]() -> Status {
@@ -73,6 +77,7 @@ int cmd_serve(int argc, char** argv) {
     NT_TRY(check_range("--max-body", a.max_body, 1024, int64_t(1) << 30));
     NT_TRY(check_range("--max-queue", a.server.max_queue, 0, 100000));
     NT_TRY(check_range("--shutdown-timeout", a.server.shutdown_timeout_s, 0, 86400));
+    if (a.server.http_slice_us != 0) NT_TRY(check_range("--http-slice", a.server.http_slice_us, 100, 100000));
     if (a.log_format != "text" && a.log_format != "json")
       return make_error("--log-format: expected text or json, got '%s'", a.log_format.c_str());
     if (a.server.host.empty()) return make_error("--host: must not be empty");

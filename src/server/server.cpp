@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "core/strings.h"
+#include "core/thread_latency.h"
 #include "server/api_response.h"
 #include "server/server_impl.h"
 #include "server/socket_util.h"
@@ -249,6 +250,30 @@ void Server::Impl::cancel_all() {
   for (const auto& [id, unused] : active) model.engine->cancel(id);
 }
 
+namespace {
+
+// The library's worker pool, with each worker asking for a short scheduling slice before its first
+// task: a scrape or a token write then preempts the compute threads at once instead of waiting
+// for their slice to end (core/thread_latency.h).
+class LatencyTaskQueue : public httplib::TaskQueue {
+ public:
+  LatencyTaskQueue(size_t n, int slice_us) : pool_(n), slice_us_(slice_us) {}
+  void enqueue(std::function<void()> fn) override {
+    pool_.enqueue([fn = std::move(fn), slice_us = slice_us_] {
+      thread_local const bool once = slice_us > 0 && request_short_slice(uint32_t(slice_us));
+      (void)once;
+      fn();
+    });
+  }
+  void shutdown() override { pool_.shutdown(); }
+
+ private:
+  httplib::ThreadPool pool_;
+  int slice_us_;
+};
+
+}  // namespace
+
 Server::Server(ServerOptions opt) : impl_(std::make_unique<Impl>(std::move(opt))) {}
 
 Server::~Server() {
@@ -263,7 +288,7 @@ Status Server::start(ModelLoader loader) {
   std::signal(SIGPIPE, SIG_IGN);  // a client gone mid-write is an error return, not a signal
   const ServerOptions& o = s.opt;
   const int n_threads = o.http_threads > 0 ? o.http_threads : o.n_parallel + o.max_queue + 4;
-  s.http.new_task_queue = [n_threads] { return new httplib::ThreadPool(size_t(n_threads)); };
+  s.http.new_task_queue = [n_threads, slice = o.http_slice_us] { return new LatencyTaskQueue(size_t(n_threads), slice); };
   s.http.set_payload_max_length(o.max_body);
   s.http.set_read_timeout(o.timeout_s, 0);
   s.http.set_write_timeout(o.timeout_s, 0);
@@ -288,7 +313,10 @@ Status Server::start(ModelLoader loader) {
     s.bound_port = o.port;
   }
   raise_listen_backlog(s.bound_port, 1024);
-  s.listen_thread = std::thread([&s] { s.http.listen_after_bind(); });
+  s.listen_thread = std::thread([&s] {
+    if (s.opt.http_slice_us > 0) request_short_slice(uint32_t(s.opt.http_slice_us));  // accepting is short work
+    s.http.listen_after_bind();
+  });
   s.load_thread = std::thread([&s, loader = std::move(loader)] {
     auto m = loader();
     if (!m) {

@@ -30,6 +30,7 @@ struct ServerOptions {
   bool log_quiet = false;          // no per-request lines (tests)
   int n_parallel = 16;             // the engine's -np (sizes the HTTP thread pool)
   int http_threads = 0;            // 0: n_parallel + max_queue + 4
+  int http_slice_us = 100;         // scheduling slice the HTTP threads ask for (Linux 6.12+); 0: the kernel's
 };
 
 // What the server serves, made by the loader on a background thread.
