@@ -1,7 +1,8 @@
 // cli/cmd_count.cpp — `nexttok count`: token arithmetic before running anything. For each
 // tokenizer (-m repeated) and text: characters (code points), bytes, tokens, tokens per 100
-// characters and per KiB; optionally whether requests fit the context, the KV-cache memory they
-// need (from the model shape the GGUF declares) and what they cost. With several tokenizers a
+// characters and per KiB; optionally whether requests fit the context, the cache memory they need
+// (from the model shape the GGUF declares, by kind of layer: model/cache_footprint.h) and what they
+// cost. With several tokenizers a
 // closing summary gives each one's total and its ratio to the first.
 // Must not know: tokenizer internals, the engine.
 #include <algorithm>
@@ -21,6 +22,7 @@
 #include "cli/tokenizer_cli.h"
 #include "core/strings.h"
 #include "gguf/gguf.h"
+#include "model/cache_footprint.h"
 #include "model/model_shape.h"
 #include "tokenizer/tokenizer.h"
 
@@ -71,11 +73,13 @@ struct Options {
   bool priced() const { return price_in || price_out; }
 };
 
-// What one -m gives: its tokenizer and, for a GGUF, the model shape it declares.
+// What one -m gives: its tokenizer and, for a GGUF, the model shape it declares and the cache that
+// shape needs.
 struct Source {
   std::string path, name;
   std::unique_ptr<Tokenizer> tok;
   std::optional<ModelShape> shape;
+  std::optional<CacheFootprint> cache;  // set with shape
   std::string no_shape_why = "no model shape in this file";
   bool vocab_only = false;  // a GGUF without tensors: its shape may be a placeholder
 };
@@ -106,10 +110,15 @@ Result<Source> open_source(const std::string& m) {
   s.name = source_name(s.path, g.ok() ? &*g : nullptr);
   if (!g.ok()) return s;
   s.vocab_only = g->tensors().empty();
-  if (auto shape = read_model_shape(*g); !shape.ok())
+  auto shape = read_model_shape(*g);
+  if (!shape.ok()) {
     s.no_shape_why = shape.error().message;
-  else if (shape->kv_bytes_per_token(kCacheType))
+    return s;
+  }
+  if (auto fp = cache_footprint(*g, *shape, kCacheType, kCacheType); fp && fp->kv_bytes_per_token() > 0) {
     s.shape = std::move(shape.value());
+    s.cache = std::move(fp);
+  }
   return s;
 }
 
@@ -131,15 +140,23 @@ json project(const Options& o, const Source& src, const std::vector<Row>& rows, 
   const uint64_t n_conc = o.concurrency.value_or(1);
   std::optional<uint64_t> n_ctx = o.ctx;
   const ModelShape* s = src.shape ? &*src.shape : nullptr;
+  const CacheFootprint* fp = src.cache ? &*src.cache : nullptr;
   if (!n_ctx && s && s->n_ctx_train) n_ctx = *s->n_ctx_train;
-  const uint64_t kv_tok = s ? *s->kv_bytes_per_token(kCacheType) : 0;
   const std::string cache_type = dtype_info(kCacheType).name;
   json jp;
   jp["per_request_output_tokens"] = n_out;
   jp["concurrency"] = n_conc;
   jp["ctx"] = n_ctx ? json(*n_ctx) : json(nullptr);
   jp["kv_cache_type"] = to_lower(cache_type);
-  jp["kv_bytes_per_token"] = s ? json(kv_tok) : json(nullptr);
+  // What every token adds for good (the full-attention layers), what it adds while inside the
+  // sliding layers' window, and the recurrent state each request holds whatever its length.
+  jp["kv_bytes_per_token"] = fp ? json(fp->full_bytes_per_token()) : json(nullptr);
+  jp["sliding_kv_bytes_per_token"] = fp ? json(fp->sliding_bytes_per_token()) : json(nullptr);
+  jp["sliding_window"] = fp && fp->n_sliding ? json(fp->n_swa) : json(nullptr);
+  jp["recurrent_state_bytes_per_seq"] = fp ? json(fp->state_bytes_per_seq) : json(nullptr);
+  jp["layers"] = fp ? json{{"full_attention", fp->n_full}, {"sliding_attention", fp->n_sliding},
+                           {"recurrent", fp->n_recurrent}}
+                    : json(nullptr);
   jp["shape"] = s ? json{{"n_layer", *s->n_layer}, {"n_head_kv", *s->n_head_kv}, {"head_dim", *s->head_dim},
                          {"head_dim_v", *s->head_dim_v}}
                   : json(nullptr);
@@ -151,13 +168,21 @@ json project(const Options& o, const Source& src, const std::vector<Row>& rows, 
   out += str_printf("  projection: %s output tokens per request, %s concurrent, context %s",
                     format_thousands(n_out).c_str(), format_thousands(n_conc).c_str(),
                     n_ctx ? format_thousands(*n_ctx).c_str() : "unknown");
-  if (s) {
+  if (fp) {
     const std::string dims = *s->head_dim == *s->head_dim_v
                                  ? std::to_string(*s->head_dim)
                                  : std::to_string(*s->head_dim) + "/" + std::to_string(*s->head_dim_v);
-    out += str_printf(", KV cache %s per token (%s K+V: %llu layers x %llu KV heads x %s dims)",
-                      format_bytes(kv_tok).c_str(), cache_type.c_str(), (unsigned long long)*s->n_layer,
-                      (unsigned long long)*s->n_head_kv, dims.c_str());
+    const char* kind = fp->n_sliding ? " global" : fp->n_recurrent ? " attention" : "";
+    out += str_printf(", KV cache %s per token (%s K+V: %llu%s layers x %llu KV heads x %s dims)",
+                      format_bytes(fp->full_bytes_per_token()).c_str(), cache_type.c_str(),
+                      (unsigned long long)fp->n_full, kind, (unsigned long long)*s->n_head_kv, dims.c_str());
+    if (fp->n_sliding)
+      out += str_printf(" + %s per token up to the %llu-position window of the %llu sliding layers",
+                        format_bytes(fp->sliding_bytes_per_token()).c_str(), (unsigned long long)fp->n_swa,
+                        (unsigned long long)fp->n_sliding);
+    if (fp->n_recurrent)
+      out += str_printf(" + recurrent state %s per sequence (%llu Gated DeltaNet layers)",
+                        format_bytes(fp->state_bytes_per_seq).c_str(), (unsigned long long)fp->n_recurrent);
   } else {
     out += str_printf(", KV cache unknown (%s)", src.no_shape_why.c_str());
   }
@@ -167,6 +192,12 @@ json project(const Options& o, const Source& src, const std::vector<Row>& rows, 
                       "head_dim %llu); the model this tokenizer belongs to may differ\n",
                       (unsigned long long)*s->n_layer, (unsigned long long)*s->n_head_kv,
                       (unsigned long long)*s->head_dim);
+  if (fp && fp->n_sliding)
+    out += str_printf("  KV/request: the global layers at every position, the sliding layers at their last %llu "
+                      "at most\n", (unsigned long long)fp->n_swa);
+  if (fp && fp->n_recurrent)
+    out += "  KV/request: the attention layers at every position + one recurrent state; KV total: one state "
+           "per request\n";
   const std::string cost_hdr = "cost per request (" + o.currency + ")";
   const std::string cost_k_hdr = "per 1,000 requests (" + o.currency + ")";
   const int wc = int(std::max<size_t>(12, cost_hdr.size())), wk = int(std::max<size_t>(12, cost_k_hdr.size()));
@@ -184,15 +215,19 @@ json project(const Options& o, const Source& src, const std::vector<Row>& rows, 
     if (n_ctx) fits = tot <= *n_ctx;
     const double cost =
         double(r.tokens) * o.price_in.value_or(0) / 1e6 + double(n_out) * o.price_out.value_or(0) / 1e6;
-    const uint64_t kv_req = tot * kv_tok;
+    // One request's cache: its KV (sliding layers capped at the window) and its recurrent state.
+    const uint64_t kv_req = fp ? fp->seq_bytes(tot) : 0;
+    const uint64_t kv_all = saturating_mul(kv_req, n_conc);
     out += str_printf("  %-*s %12s %12s %5s %12s %12s", w, r.name.c_str(), format_thousands(r.tokens).c_str(),
                       format_thousands(tot).c_str(), fits ? (*fits ? "yes" : "NO") : "?",
-                      s ? format_bytes(kv_req).c_str() : "?", s ? format_bytes(kv_req * n_conc).c_str() : "?");
+                      fp ? format_bytes(kv_req).c_str() : "?", fp ? format_bytes(kv_all).c_str() : "?");
     if (o.priced()) out += str_printf("  %*.6f  %*.4f", wc, cost, wk, cost * 1000);
     out += "\n";
     json e = {{"text", r.name}, {"prompt_tokens", r.tokens}, {"total_tokens", tot},
-              {"fits", fits ? json(*fits) : json(nullptr)}, {"kv_bytes", s ? json(kv_req) : json(nullptr)},
-              {"kv_bytes_total", s ? json(kv_req * n_conc) : json(nullptr)}};
+              {"fits", fits ? json(*fits) : json(nullptr)}, {"kv_bytes", fp ? json(kv_req) : json(nullptr)},
+              {"kv_bytes_total", fp ? json(kv_all) : json(nullptr)},
+              {"attention_kv_bytes", fp ? json(fp->kv_bytes(tot)) : json(nullptr)},
+              {"recurrent_state_bytes", fp ? json(fp->state_bytes_per_seq) : json(nullptr)}};
     if (o.priced()) {
       e["cost_per_request"] = cost;
       e["cost_per_1000_requests"] = cost * 1000;
@@ -208,7 +243,12 @@ json project(const Options& o, const Source& src, const std::vector<Row>& rows, 
 int cmd_count(int argc, char** argv) {
   CLI::App app{"Count tokens across texts and tokenizers; with --per-request/--concurrency/--ctx, "
                "whether requests fit and the KV-cache memory they need; with --price-in/--price-out, "
-               "what they cost. Texts: FILES ('-' = stdin), --stdin, or -p TEXT (repeatable).",
+               "what they cost. Texts: FILES ('-' = stdin), --stdin, or -p TEXT (repeatable).\n"
+               "The memory follows the layers' kinds: full-attention layers grow with every token "
+               "(--json: kv_bytes_per_token), sliding-window layers up to their window "
+               "(sliding_kv_bytes_per_token, sliding_window), and a hybrid model's recurrent layers hold "
+               "one fixed state per request (recurrent_state_bytes_per_seq); a request's kv_bytes is "
+               "their sum for its tokens (attention_kv_bytes + recurrent_state_bytes).",
                "nexttok count"};
   std::vector<std::string> models, files, prompts;
   bool from_stdin = false, no_bos = false, no_parse_special = false, as_json = false;

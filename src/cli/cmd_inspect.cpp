@@ -15,6 +15,7 @@
 #include "cli/common.h"
 #include "core/strings.h"
 #include "gguf/gguf.h"
+#include "model/cache_footprint.h"
 #include "model/model_config.h"
 #include "model/model_shape.h"
 #include "model/quant_mix.h"
@@ -50,53 +51,7 @@ std::vector<uint64_t> table_contexts(uint64_t n_ctx_train) {
   return v;
 }
 
-// Bytes as a count, saturated: a huge declared context overflows uint64 (and converting such a
-// double is undefined behaviour).
-uint64_t saturated_bytes(double x) {
-  return x >= 18446744073709551615.0 ? UINT64_MAX : static_cast<uint64_t>(x);
-}
-
 constexpr int kSeqs[] = {1, 4, 16};
-
-// Sliding-window layers (gemma3) attend to their last n_swa positions only, so the cache (nexttok's
-// and llama.cpp's) holds min(n_ctx, n_swa) of their positions. Read through the model config: the
-// architecture decides whether a file's sliding_window counts (phi3's does not, as in llama.cpp).
-struct Sliding {
-  int n_swa = 0, n_swa_layers = 0, n_layer = 0;
-  float freq_base_swa = 0;
-  // KV bytes of one sequence of n_ctx tokens when the sliding layers keep only their window.
-  double capped_bytes(double kv_per_token, uint64_t n_ctx) const {
-    const double per_layer = kv_per_token / n_layer;
-    const double swa_pos = static_cast<double>(std::min<uint64_t>(n_ctx, static_cast<uint64_t>(n_swa)));
-    return per_layer * ((n_layer - n_swa_layers) * static_cast<double>(n_ctx) + n_swa_layers * swa_pos);
-  }
-};
-
-std::optional<Sliding> sliding_of(const GgufFile& f) {
-  auto c = read_model_config(f);
-  if (!c || c->n_swa_layers() == 0) return std::nullopt;
-  return Sliding{c->n_swa, c->n_swa_layers(), c->n_layer, c->rope_swa.freq_base};
-}
-
-// Hybrid models (qwen35): recurrent layers hold a fixed state per sequence instead of a KV cache,
-// so only the attention layers' KV grows with the context.
-struct Hybrid {
-  int n_layer = 0, n_recurrent = 0;
-  std::vector<int> attn_layers;
-  uint64_t state_bytes = 0;  // one sequence's recurrent state, all recurrent layers
-  uint64_t conv_bytes = 0, delta_bytes = 0;  // of which: convolution and delta-rule states
-};
-
-std::optional<Hybrid> hybrid_of(const GgufFile& f) {
-  auto c = read_model_config(f);
-  if (!c || c->n_recurrent_layers() == 0) return std::nullopt;
-  Hybrid h{c->n_layer, c->n_recurrent_layers(), {}, uint64_t(c->recurrent_floats()) * sizeof(float), 0, 0};
-  for (int il = 0; il < c->n_layer; ++il)
-    if (!c->is_recurrent(il)) h.attn_layers.push_back(il);
-  h.conv_bytes = uint64_t(c->ssm_conv_kernel - 1) * uint64_t(c->ssm_conv_channels()) * sizeof(float) * h.n_recurrent;
-  h.delta_bytes = h.state_bytes - h.conv_bytes;
-  return h;
-}
 
 template <class T>
 json opt_json(const std::optional<T>& v) {
@@ -155,17 +110,23 @@ int cmd_inspect(int argc, char** argv) {
   std::optional<std::string> file_type;
   if (auto ft = f.get_u64("general.file_type")) file_type = ftype_name(static_cast<uint32_t>(*ft));
   const bool has_template = f.get_str("tokenizer.chat_template").has_value();
-  auto kv_f16 = s.kv_bytes_per_token(DType::F16);
-  auto kv_q8 = s.kv_bytes_per_token(DType::Q8_0);
-  const std::optional<Sliding> swa = sliding_of(f);
-  const std::optional<Hybrid> hyb = hybrid_of(f);
-  uint64_t state_bytes = 0;  // per sequence, constant in context
-  if (hyb && s.n_layer && *s.n_layer > 0) {  // only the attention layers have a KV cache
-    const uint64_t n_attn = hyb->attn_layers.size();
-    if (kv_f16) kv_f16 = *kv_f16 / *s.n_layer * n_attn;
-    if (kv_q8) kv_q8 = *kv_q8 / *s.n_layer * n_attn;
-    state_bytes = hyb->state_bytes;
-  }
+  // The cache by kind of layer: sliding layers (gemma3) keep their window, recurrent layers (qwen35)
+  // a state per sequence instead of KV. The config decides whether a file's sliding_window counts.
+  auto cfg = read_model_config(f);
+  const ModelConfig* c = cfg ? &*cfg : nullptr;
+  const std::optional<CacheFootprint> fp = cache_footprint(s, c, DType::F16, DType::F16);
+  const std::optional<CacheFootprint> fp_q8 = cache_footprint(s, c, DType::Q8_0, DType::Q8_0);
+  std::optional<uint64_t> kv_f16, kv_q8;  // every attention layer, per token
+  if (fp) kv_f16 = fp->kv_bytes_per_token();
+  if (fp_q8) kv_q8 = fp_q8->kv_bytes_per_token();
+  const bool swa = fp && fp->n_sliding > 0;
+  const bool hyb = fp && fp->n_recurrent > 0;
+  const uint64_t state_bytes = fp ? fp->state_bytes_per_seq : 0;  // per sequence, constant in context
+  // One memory figure: n_seq sequences of n_ctx tokens, windows capped or every layer at every position.
+  auto seq_kv = [&](uint64_t n_ctx, int n_seq, bool capped) {
+    const uint64_t one = capped ? fp->seq_bytes(n_ctx) : saturating_add(fp->kv_bytes_uncapped(n_ctx), state_bytes);
+    return saturating_mul(one, static_cast<uint64_t>(n_seq));
+  };
   const double bpw = s.n_params ? 8.0 * static_cast<double>(s.weight_bytes) / static_cast<double>(s.n_params) : 0;
 
   std::vector<std::pair<std::string, int64_t>> specials;
@@ -200,8 +161,8 @@ int cmd_inspect(int argc, char** argv) {
                  {"scaling_type", opt_json(s.rope_scaling_type)},
                  {"scaling_factor", opt_json(s.rope_scaling_factor)},
                  {"original_context_length", opt_json(s.rope_scaling_orig_ctx)}};
-    j["sliding_window"] = swa ? json{{"n_swa", swa->n_swa}, {"n_swa_layers", swa->n_swa_layers},
-                                     {"freq_base_swa", swa->freq_base_swa}}
+    j["sliding_window"] = swa ? json{{"n_swa", fp->n_swa}, {"n_swa_layers", fp->n_sliding},
+                                     {"freq_base_swa", c->rope_swa.freq_base}}
                               : json(nullptr);
     j["n_vocab"] = opt_json(s.n_vocab);
     j["tokenizer_model"] = opt_json(s.tokenizer_model);
@@ -216,18 +177,18 @@ int cmd_inspect(int argc, char** argv) {
     j["kv_bytes_per_token_q8_0"] = opt_json(kv_q8);
     json mem = json::array();
     if (kv_f16 && s.n_ctx_train && *s.n_ctx_train > 0 && s.n_tensors > 0) {
-      for (uint64_t c : table_contexts(*s.n_ctx_train))
+      for (uint64_t n_ctx : table_contexts(*s.n_ctx_train))
         for (int n_seq : kSeqs) {
-          const double kv = (*kv_f16 * static_cast<double>(c) + static_cast<double>(state_bytes)) * n_seq;
-          mem.push_back({{"n_ctx", c}, {"n_seq", n_seq}, {"kv_bytes_f16", saturated_bytes(kv)},
-                         {"total_bytes", saturated_bytes(kv + static_cast<double>(s.weight_bytes))},
-                         {"kv_exceeds_weights", kv > static_cast<double>(s.weight_bytes)}});
-          if (swa) mem.back()["kv_bytes_f16_window_capped"] = saturated_bytes(swa->capped_bytes(*kv_f16, c) * n_seq);
+          const uint64_t kv = seq_kv(n_ctx, n_seq, false);
+          mem.push_back({{"n_ctx", n_ctx}, {"n_seq", n_seq}, {"kv_bytes_f16", kv},
+                         {"total_bytes", saturating_add(kv, s.weight_bytes)},
+                         {"kv_exceeds_weights", kv > s.weight_bytes}});
+          if (swa) mem.back()["kv_bytes_f16_window_capped"] = seq_kv(n_ctx, n_seq, true);
         }
     }
     j["memory"] = mem;
-    j["hybrid"] = hyb ? json{{"n_recurrent_layers", hyb->n_recurrent}, {"attention_layers", hyb->attn_layers},
-                             {"recurrent_state_bytes_per_seq", hyb->state_bytes},
+    j["hybrid"] = hyb ? json{{"n_recurrent_layers", fp->n_recurrent}, {"attention_layers", fp->attention_layers},
+                             {"recurrent_state_bytes_per_seq", fp->state_bytes_per_seq},
                              {"prefix_cache_reuse", true}}
                       : json(nullptr);
     std::fputs((j.dump() + "\n").c_str(), stdout);
@@ -274,13 +235,14 @@ int cmd_inspect(int argc, char** argv) {
   line("rope", rope);
   line("rms eps", s.rms_eps ? str_printf("%g", *s.rms_eps) : "-");
   if (swa)
-    line("sliding window", str_printf("%d positions on %d of %d layers (their rope freq_base %g)", swa->n_swa,
-                                      swa->n_swa_layers, swa->n_layer, swa->freq_base_swa));
+    line("sliding window", str_printf("%llu positions on %llu of %llu layers (their rope freq_base %g)",
+                                      (unsigned long long)fp->n_swa, (unsigned long long)fp->n_sliding,
+                                      (unsigned long long)fp->n_layer, c->rope_swa.freq_base));
   if (hyb) {
     std::string at;
-    for (int il : hyb->attn_layers) at += (at.empty() ? "" : ", ") + std::to_string(il);
-    line("hybrid", str_printf("%d Gated DeltaNet (recurrent) layers, %zu full attention: %s", hyb->n_recurrent,
-                              hyb->attn_layers.size(), at.c_str()));
+    for (int il : fp->attention_layers) at += (at.empty() ? "" : ", ") + std::to_string(il);
+    line("hybrid", str_printf("%llu Gated DeltaNet (recurrent) layers, %zu full attention: %s",
+                              (unsigned long long)fp->n_recurrent, fp->attention_layers.size(), at.c_str()));
   }
   out += "tokenizer\n";
   std::string tok = s.tokenizer_model.value_or("-");
@@ -305,12 +267,14 @@ int cmd_inspect(int argc, char** argv) {
   else
     line("KV cache / token", "-");
   if (hyb) {
-    line("recurrent state", str_printf("%s per sequence, constant in context (conv %s + delta %s; %d layers)",
-                                       format_bytes(hyb->state_bytes).c_str(), format_bytes(hyb->conv_bytes).c_str(),
-                                       format_bytes(hyb->delta_bytes).c_str(), hyb->n_recurrent));
+    line("recurrent state", str_printf("%s per sequence, constant in context (conv %s + delta %s; %llu layers)",
+                                       format_bytes(fp->state_bytes_per_seq).c_str(),
+                                       format_bytes(fp->conv_state_bytes_per_seq).c_str(),
+                                       format_bytes(fp->state_bytes_per_seq - fp->conv_state_bytes_per_seq).c_str(),
+                                       (unsigned long long)fp->n_recurrent));
     line("prefix cache", str_printf("reused up to the latest state snapshot in the shared prefix (one %s copy of the "
                                     "state at each prompt's end and every --state-snapshot-every tokens); the "
-                                    "rest is recomputed", format_bytes(hyb->state_bytes).c_str()));
+                                    "rest is recomputed", format_bytes(fp->state_bytes_per_seq).c_str()));
   }
   if (kv_f16 && s.n_ctx_train && *s.n_ctx_train > 0 && s.n_tensors > 0) {
     out += hyb ? "  total = weights + F16 KV cache of the attention layers for n_ctx tokens + the recurrent\n"
@@ -318,13 +282,12 @@ int cmd_inspect(int argc, char** argv) {
                : "  total = weights + F16 KV cache for n_ctx tokens in each of n_seq sequences\n";
     out += "  (* = KV cache outweighs the weights; compute buffers not included)\n";
     out += str_printf("  %10s %13s %13s %13s\n", "n_ctx", "n_seq=1", "n_seq=4", "n_seq=16");
-    for (uint64_t c : table_contexts(*s.n_ctx_train)) {
-      out += str_printf("  %10s", format_thousands(c).c_str());
+    for (uint64_t n_ctx : table_contexts(*s.n_ctx_train)) {
+      out += str_printf("  %10s", format_thousands(n_ctx).c_str());
       for (int n_seq : kSeqs) {
-        const double kv = (*kv_f16 * static_cast<double>(c) + static_cast<double>(state_bytes)) * n_seq;
-        const bool flag = kv > static_cast<double>(s.weight_bytes);
-        out += str_printf(" %12s%s", format_bytes(saturated_bytes(kv + static_cast<double>(s.weight_bytes))).c_str(),
-                          flag ? "*" : " ");
+        const uint64_t kv = seq_kv(n_ctx, n_seq, false);
+        out += str_printf(" %12s%s", format_bytes(saturating_add(kv, s.weight_bytes)).c_str(),
+                          kv > s.weight_bytes ? "*" : " ");
       }
       out += "\n";
     }
@@ -332,13 +295,13 @@ int cmd_inspect(int argc, char** argv) {
       out += str_printf("  with the %d sliding layers capped at their window of %d positions (what they can see\n"
                         "  and all nexttok's cache keeps of them, in whole blocks, as llama.cpp does; the table\n"
                         "  above is every layer at every position):\n",
-                        swa->n_swa_layers, swa->n_swa);
-      for (uint64_t c : table_contexts(*s.n_ctx_train)) {
-        out += str_printf("  %10s", format_thousands(c).c_str());
+                        static_cast<int>(fp->n_sliding), static_cast<int>(fp->n_swa));
+      for (uint64_t n_ctx : table_contexts(*s.n_ctx_train)) {
+        out += str_printf("  %10s", format_thousands(n_ctx).c_str());
         for (int n_seq : kSeqs) {
-          const double kv = swa->capped_bytes(*kv_f16, c) * n_seq;
-          out += str_printf(" %12s%s", format_bytes(saturated_bytes(kv + static_cast<double>(s.weight_bytes))).c_str(),
-                            kv > static_cast<double>(s.weight_bytes) ? "*" : " ");
+          const uint64_t kv = seq_kv(n_ctx, n_seq, true);
+          out += str_printf(" %12s%s", format_bytes(saturating_add(kv, s.weight_bytes)).c_str(),
+                            kv > s.weight_bytes ? "*" : " ");
         }
         out += "\n";
       }

@@ -44,7 +44,8 @@ struct ModelShape {
   uint64_t weight_bytes = 0;  // total bytes of all tensor data
 
   // Bytes of K and V cache per token (all layers; kv_bytes_per_token in model/kv_store.h) for a
-  // cache of k_type / v_type; nullopt when the file lacks n_layer / heads / head_dim.
+  // cache of k_type / v_type; nullopt when the file lacks n_layer / heads / head_dim. Sliding and
+  // recurrent layers change what a model's cache holds: model/cache_footprint.h.
   std::optional<uint64_t> kv_bytes_per_token(DType k_type, DType v_type) const;
   std::optional<uint64_t> kv_bytes_per_token(DType cache_type) const { return kv_bytes_per_token(cache_type, cache_type); }
 };
