@@ -16,17 +16,19 @@ namespace {
 
 // One unit (kQuads quads of 128 elements) of a tile into acc. Min-term types (Q2_K) add
 // -min_g * x_scale * sum(x_g) into the same accumulators (mn16 holds -min_g).
-// xb[t]: token t's quantized row (xquant.h layout): qs at +0, ls at +npad, dx at +2 npad, g32
-// after dx (npad / 32 floats), g16 after g32.
+// x0 + t * stride: token t's quantized row (xquant.h layout): qs at +0, ls at +npad, dx at +2 npad,
+// g32 after dx (npad / 32 floats), g16 after g32. (One running pointer: 16 tokens' pointers do not
+// fit the general registers.)
 template <class T, int NR, int NT>
 __attribute__((always_inline)) inline void unit_step(__m512 (&acc)[NR][NT], const uint8_t* const (&up)[NR],
-                                                     const uint8_t* const (&xb)[NT], int64_t npad, int64_t u) {
+                                                     const uint8_t* x0, int64_t stride, int64_t npad, int64_t u) {
   St st[NR];
   for (int r = 0; r < NR; ++r) T::prep(up[r], st[r]);
   if constexpr (T::kMin > 0) {
     static_assert(T::kMin == 16 && T::kG16, "the 16-element min term (Q2_K)");
-    for (int t = 0; t < NT; ++t) {
-      const float* dx = reinterpret_cast<const float*>(xb[t] + 2 * npad);
+    const uint8_t* xt = x0;
+    for (int t = 0; t < NT; ++t, xt += stride) {
+      const float* dx = reinterpret_cast<const float*>(xt + 2 * npad);
       const __m512 gv = _mm512_loadu_ps(dx + npad / 16 + u * 16);
       for (int r = 0; r < NR; ++r) acc[r][t] = _mm512_fmadd_ps(st[r].mn16, gv, acc[r][t]);
     }
@@ -41,12 +43,14 @@ __attribute__((always_inline)) inline void unit_step(__m512 (&acc)[NR][NT], cons
       T::quad(up[r], q, w1[r], w2[r]);
       av[r] = _mm512_permutexvar_ps(aidx, st[r].a16);
     }
-    for (int t = 0; t < NT; ++t) {
-      const uint8_t* xs = xb[t] + e;
+    const uint8_t* xt = x0;
+    for (int t = 0; t < NT; ++t, xt += stride) {
+      __asm__ volatile("" : "+r"(xt));  // one pointer stepped per token, not NT pointers kept (spilled)
+      const uint8_t* xs = xt + e;
       const __m512i x1 = _mm512_loadu_si512(xs), x2 = _mm512_loadu_si512(xs + 64);
-      const __m512i ls = _mm512_loadu_si512(xb[t] + npad + e / 2);
+      const __m512i ls = _mm512_loadu_si512(xt + npad + e / 2);
       const __m512 dxv = _mm512_permutexvar_ps(
-          idx4x4(), _mm512_castps128_ps512(_mm_loadu_ps(reinterpret_cast<const float*>(xb[t] + 2 * npad + e / 8))));
+          idx4x4(), _mm512_castps128_ps512(_mm_loadu_ps(reinterpret_cast<const float*>(xt + 2 * npad + e / 8))));
       for (int r = 0; r < NR; ++r) {
         const __m512i isum = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(ls, w1[r], x1), w2[r], x2);
         acc[r][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(av[r], dxv), acc[r][t]);
@@ -66,8 +70,7 @@ void tile(const MatArgs& a, int64_t r0, int64_t t0, int64_t rs = 1, int64_t ahea
     for (int t = 0; t < NT; ++t) acc[r][t] = _mm512_setzero_ps();
   const uint8_t* rows[NR];
   for (int r = 0; r < NR; ++r) rows[r] = a.w.data + (r0 + r * rs) * a.w.row_bytes;
-  const uint8_t* xb[NT];
-  for (int t = 0; t < NT; ++t) xb[t] = reinterpret_cast<const uint8_t*>(xq.qs(t0 + t));
+  const uint8_t* x0 = reinterpret_cast<const uint8_t*>(xq.qs(t0));
   const int64_t npad = xq.npad;
   // Prefetch one tile ahead: rows r0+NR.. at the same unit, every cache line of it. Rows of a
   // rectangle are contiguous, so this walks memory linearly one tile (NR rows) ahead of the loads,
@@ -79,17 +82,63 @@ void tile(const MatArgs& a, int64_t r0, int64_t t0, int64_t rs = 1, int64_t ahea
       up[r] = rows[r] + u * T::kUnitBytes;
       for (int k = 0; k < T::kUnitBytes; k += 64) _mm_prefetch(reinterpret_cast<const char*>(up[r] + pf_ahead + k), _MM_HINT_T0);
     }
-    unit_step<T, NR, NT>(acc, up, xb, npad, u);
+    unit_step<T, NR, NT>(acc, up, x0, xq.stride, npad, u);
   }
   for (int t = 0; t < NT; ++t)
     for (int r = 0; r < NR; ++r) a.y[(t0 + t) * a.ldy + r0 + r * rs] = hsum512(acc[r][t]);
 }
 
-// 3 x 4 tiles: 12 accumulators + 6 weight vectors + 3 scales + x fit the 32 zmm registers.
-// Token strips outside, row strips inside: a strip of 4 tokens' activations stays in L1 while the
+// Up to this many tokens (continuous batching's decode steps) the plan streams the rows as in a
+// one-token decode and rect gets every token at once: each row unit is read from memory once and
+// decoded once per chunk of up to 8 tokens (the 3 x 4 tiles below decode it once per 4 tokens).
+constexpr int64_t kStreamTokens = 16;
+
+// Tokens t0..t1 of the rows [r0, r0 + S * part) as S streams `part` rows apart (tile row i of step
+// j: row r0 + j + i * part), each prefetching kDecodeStreamAhead on like the one-token quartets;
+// each step's rows are dotted with the tokens in chunks of up to 8 (NT x S accumulators, S weight
+// pairs and scales, one token's x in the 32 registers), the later chunks reading them from L1.
+template <class T, int S>
+void streams_tokens(const MatArgs& a, int64_t r0, int64_t part, int64_t t0, int64_t t1) {
+  for (int64_t j = 0; j < part; ++j)
+    for (int64_t t = t0; t < t1;) {
+      const int64_t left = t1 - t;
+      if (S <= 2 && left >= 8) {
+        tile<T, S, 8>(a, r0 + j, t, part, kDecodeStreamAhead);
+        t += 8;
+      } else if (S <= 3 && left >= 4) {
+        tile<T, S, 4>(a, r0 + j, t, part, kDecodeStreamAhead);
+        t += 4;
+      } else if (left >= 2) {
+        tile<T, S, 2>(a, r0 + j, t, part, kDecodeStreamAhead);
+        t += 2;
+      } else {
+        tile<T, S, 1>(a, r0 + j, t, part, kDecodeStreamAhead);
+        t += 1;
+      }
+    }
+}
+
+// The streamed rectangle: fewer streams as the token count (the tiles' width) grows; the rows past
+// a multiple of the stream count as one stream.
+template <class T, int S>
+void streamed_rect(const MatArgs& a, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
+  const int64_t part = (r1 - r0) / S;
+  streams_tokens<T, S>(a, r0, part, t0, t1);
+  streams_tokens<T, 1>(a, r0 + S * part, r1 - r0 - S * part, t0, t1);
+}
+
+// 2-16 tokens: streamed_rect. Otherwise 3 x 4 tiles: 12 accumulators + 6 weight vectors + 3 scales +
+// x fit the 32 zmm registers. Token strips outside, row strips inside: a strip of 4 tokens' activations stays in L1 while the
 // rectangle's weight rows (sized for L2 by the dispatcher) stream past it.
 template <class T>
 void rect(const MatArgs& a, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
+  const int64_t n_tok = t1 - t0;
+  if (n_tok >= 2 && n_tok <= kStreamTokens) {
+    if (n_tok >= 8) streamed_rect<T, 2>(a, r0, r1, t0, t1);
+    else if (n_tok >= 4) streamed_rect<T, 3>(a, r0, r1, t0, t1);
+    else streamed_rect<T, 4>(a, r0, r1, t0, t1);
+    return;
+  }
   const int64_t r_full = r0 + (r1 - r0) / 3 * 3;
   int64_t t = t0;
   for (; t + 4 <= t1; t += 4) {
@@ -115,7 +164,7 @@ void rect(const MatArgs& a, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
 
 template <class T>
 const MatmulKernel* kernel() {
-  static const MatmulKernel k{true, T::kOffset, T::kLayout, rect<T>};
+  static const MatmulKernel k{true, T::kOffset, T::kLayout, rect<T>, 12, kStreamTokens};
   return &k;
 }
 
