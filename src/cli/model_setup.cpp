@@ -16,7 +16,8 @@ void add_engine_options(CLI::App& app, EngineArgs& a) {
                  "(default 0)");
   app.add_option("-b,--batch-size", a.n_batch,
                  "tokens per engine step (one forward pass: prompt chunks and decode tokens), 1 to 65536 "
-                 "(default 512)");
+                 "(default 512); hybrid models (qwen35) cut prompt chunks at multiples of 64 positions, and "
+                 "below 64 run their recurrent layers token by token");
   app.add_option("--parallel", a.n_parallel,
                  "-np: requests run at once; more wait (default " + std::to_string(a.n_parallel) + ")");
   const std::string types = kv_cache_type_names();

@@ -97,6 +97,9 @@ Result<std::unique_ptr<Engine>> Engine::create(std::unique_ptr<ForwardModel> mod
   if (lay.recurrent_floats > 0) {
     e->rs_ = std::make_unique<RecurrentStatePool>(lay.recurrent_floats);
     e->rs_store_ = std::make_unique<RecurrentKvStore>(*e->kv_, *e->rs_);
+    // The recurrent layers prefill whole aligned windows of kDeltaNetChunk positions in chunked
+    // form: prompt chunks cut on them. A smaller budget never holds a window (all token by token).
+    if (opt.n_batch >= kDeltaNetChunk) e->sched_.set_prefill_alignment(kDeltaNetChunk);
     const int max_snaps = opt.state_snapshots < 0 ? opt.n_parallel + 2 : opt.state_snapshots;
     if (max_snaps > 0) {
       e->snaps_ = std::make_unique<StateSnapshots>(lay.recurrent_floats, max_snaps);

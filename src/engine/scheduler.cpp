@@ -34,6 +34,18 @@ int32_t Scheduler::cut_at_snapshot(const SchedRequest* r, int32_t n) const {
   return n;
 }
 
+void Scheduler::set_prefill_alignment(int chunk) {
+  NT_CHECK(chunk >= 1 && chunk <= token_budget_);
+  align_ = chunk;
+}
+
+int32_t Scheduler::cut_aligned(const SchedRequest* r, int32_t n) const {
+  const int32_t start = r->n_computed, end = start + n;
+  if (align_ == 0 || end == static_cast<int32_t>(r->tokens.size())) return n;
+  if (snapshots_ && is_snapshot_point(end, r->tokens.size(), kv_.block_size(), snapshot_every_)) return n;
+  return std::max(0, end / align_ * align_ - start);
+}
+
 void Scheduler::add(SchedRequest* r) {
   NT_CHECK(r->seq < 0 && !r->tokens.empty());
   waiting_.push_back(r);
@@ -92,7 +104,11 @@ StepPlan Scheduler::schedule() {
     const int64_t left = static_cast<int64_t>(r->tokens.size()) - r->n_computed;
     NT_CHECK(left >= 1);
     const auto want = static_cast<int32_t>(std::min(left, budget));
-    const int32_t n = cut_at_snapshot(r, want);
+    const int32_t n = cut_aligned(r, cut_at_snapshot(r, want));
+    if (n == 0) {  // the youngest, prefilling: its next aligned cut waits for a fuller step
+      budget = 0;
+      break;
+    }
     if (!reserve_or_preempt(r, n, plan)) break;
     plan_chunk(r, n, want);
   }
@@ -103,8 +119,8 @@ StepPlan Scheduler::schedule() {
     r->n_computed = match_ ? match_(r->seq, r->tokens) : kv_.match_prefix(r->seq, r->tokens);
     const int64_t left = static_cast<int64_t>(r->tokens.size()) - r->n_computed;
     const auto want = static_cast<int32_t>(std::min(left, budget));
-    const int32_t n = cut_at_snapshot(r, want);
-    if (!kv_.reserve(r->seq, n)) {  // not now: the running requests hold the pool
+    const int32_t n = cut_aligned(r, cut_at_snapshot(r, want));
+    if (n == 0 || !kv_.reserve(r->seq, n)) {  // not now: no aligned cut fits, or the pool is held
       kv_.free_seq(r->seq);
       r->seq = -1;
       r->n_computed = 0;

@@ -17,6 +17,8 @@
 // Hybrid models (set_state_snapshots): a chunk stops at the first snapshot point it reaches (the
 // engine copies the recurrent state there) and that chunk ends the step's planning, so only the
 // youngest request is still prefilling; admission resumes through the given prefix matcher.
+// Models with chunked recurrent prefill (set_prefill_alignment): a chunk that is not a request's
+// last cuts at a multiple of the chunk size in its positions.
 #pragma once
 
 #include <cstdint>
@@ -73,6 +75,13 @@ class Scheduler {
   // KV cache's match_prefix.
   using PrefixMatch = std::function<int32_t(int seq, std::span<const int32_t> tokens)>;
   void set_state_snapshots(int every, PrefixMatch match);
+  // Hybrid models whose recurrent layers prefill whole windows of `chunk` aligned positions in
+  // one chunked form (qwen35): a prompt chunk that does not reach the request's last token ends
+  // at a multiple of `chunk` in its positions (or at a snapshot point), so where a sequence's
+  // steps split never depends on the other requests' tokens in the batch. A request whose next
+  // multiple lies past the budget left waits for the next step (which ends this step's
+  // planning); token_budget >= chunk, so a step with the whole budget always fits one.
+  void set_prefill_alignment(int chunk);
 
   // Plans one step: reserves the blocks of every planned chunk, preempting as needed.
   StepPlan schedule();
@@ -94,11 +103,15 @@ class Scheduler {
 
   // n tokens of r from n_computed, cut at the first snapshot point they pass (when snapshots are on).
   int32_t cut_at_snapshot(const SchedRequest* r, int32_t n) const;
+  // n tokens of r (already cut at a snapshot point) cut down to a multiple of the alignment unless
+  // they reach r's last token or a snapshot point; 0 when no multiple lies within them.
+  int32_t cut_aligned(const SchedRequest* r, int32_t n) const;
 
   KvCacheManager& kv_;
   bool snapshots_ = false;
   int snapshot_every_ = 0;
   PrefixMatch match_;
+  int align_ = 0;  // set_prefill_alignment (0: none)
   int token_budget_;
   int max_running_;
   std::deque<SchedRequest*> waiting_;

@@ -172,7 +172,7 @@ void Model::delta_net_layer(int il, const Batch& batch, KvStore& kv, ThreadPool&
     for (int64_t t = 0; t < T; ++t) states[size_t(t)] = delta_state(batch.seq[size_t(t)]);
     delta_net_decode(sh, io, static_cast<int>(T), states.data(), pool);
   } else {
-    for (auto [t0, n] : runs) {
+    auto part = [&](int64_t t0) {
       DeltaNetIo r = io;
       r.q += t0 * C;
       r.k += t0 * C;
@@ -180,7 +180,20 @@ void Model::delta_net_layer(int il, const Batch& batch, KvStore& kv, ThreadPool&
       r.g += t0 * 2 * Hv;
       r.beta += t0 * 2 * Hv;
       r.out += t0 * Dv;
-      delta_net_scan(sh, r, n, delta_state(batch.seq[size_t(t0)]), pool);
+      return r;
+    };
+    // Every whole window of kDeltaNetChunk positions aligned in the sequence (from a multiple of
+    // the chunk) takes the chunked form, the unaligned head and tail the scan: a position is
+    // computed the same way however steps split the sequence, as long as the splits fall on
+    // multiples of the chunk (the scheduler cuts prompt chunks there, docs/qwen35.md).
+    constexpr int64_t W = kDeltaNetChunk;
+    for (auto [t0, n] : runs) {
+      float* st = delta_state(batch.seq[size_t(t0)]);
+      const int64_t head = std::min<int64_t>(n, (W - batch.pos[size_t(t0)] % W) % W);
+      const int64_t body = (n - head) / W * W, tail = n - head - body;
+      if (head > 0) delta_net_scan(sh, part(t0), head, st, pool);
+      if (body > 0) delta_net_chunked(sh, part(t0 + head), body, st, pool);
+      if (tail > 0) delta_net_scan(sh, part(t0 + head + body), tail, st, pool);
     }
   }
   pool.run(static_cast<int>(T), [&](int t, int) {

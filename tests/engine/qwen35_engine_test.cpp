@@ -103,6 +103,37 @@ TEST(EngineQwen35, RequestsBatchedWithOthersReturnWhatEachReturnsAlone) {
   EXPECT_EQ(st.recurrent_bytes, 0);
 }
 
+// A long prompt prefilled next to decoding requests: its chunks end at multiples of the
+// DeltaNet chunk (64), so its aligned windows take the chunked form as when it runs alone, and
+// its tokens and log-probs do not depend on how many others decode beside it.
+TEST(EngineQwen35, ALongPromptBatchedWithDecodingRequestsReturnsWhatItReturnsAlone) {
+  NT_REQUIRE_SHARED();
+  const RequestParams long_p = request(prompt_of(200, 90, kVocab), 6, 12);
+  const Outcome ref = alone(long_p);
+  for (int n_decoding : {1, 3}) {
+    Qwen35Harness h(test::opts(96, 4, 1024, 8));
+    ASSERT_TRUE(h.eng);
+    std::vector<RequestParams> ps;
+    std::vector<RequestId> ids;
+    for (int i = 0; i < n_decoding; ++i) {
+      ps.push_back(request(prompt_of(4 + 3 * i, 91 + uint32_t(i), kVocab), 30, 13 + uint32_t(i)));
+      ids.push_back(h.submit(ps.back()));
+    }
+    h.eng->step();  // the short prompts; they decode from the next step on
+    const RequestId id = h.submit(long_p);
+    h.run();
+    const Outcome& got = h.out[id];
+    ASSERT_EQ(got.reason, FinishReason::Length) << got.error.message;
+    EXPECT_EQ(got.tokens, ref.tokens) << n_decoding << " decoding";
+    EXPECT_EQ(got.logprobs, ref.logprobs) << n_decoding << " decoding";
+    for (size_t i = 0; i < ids.size(); ++i) {
+      const Outcome r = alone(ps[i]);
+      EXPECT_EQ(h.out[ids[i]].tokens, r.tokens) << "decoding request " << i;
+      EXPECT_EQ(h.out[ids[i]].logprobs, r.logprobs) << "decoding request " << i;
+    }
+  }
+}
+
 TEST(EngineQwen35, StatesAreHeldWhileRunningAndFreedOnCancelAndFinish) {
   NT_REQUIRE_SHARED();
   Qwen35Harness h(test::opts(512, 4, 1024, 32));
