@@ -104,8 +104,13 @@ Result<std::unique_ptr<Engine>> Engine::create(std::unique_ptr<ForwardModel> mod
     if (max_snaps > 0) {
       e->snaps_ = std::make_unique<StateSnapshots>(lay.recurrent_floats, max_snaps);
       Engine* self = e.get();
-      e->sched_.set_state_snapshots(opt.state_snapshot_every, [self](int seq, std::span<const int32_t> tokens) {
-        return match_prefix_with_state(*self->kv_, *self->snaps_, *self->rs_, seq, tokens);
+      // Resumes only where the result stays bit for bit the one computed from the start.
+      const int align = opt.n_batch >= kDeltaNetChunk ? kDeltaNetChunk : 0, every = opt.state_snapshot_every;
+      e->sched_.set_state_snapshots(every, [self, align, every](int seq, std::span<const int32_t> tokens) {
+        return match_prefix_with_state(*self->kv_, *self->snaps_, *self->rs_, seq, tokens,
+                                       [&](int32_t len, int32_t until) {
+                                         return is_bit_exact_resume(len, until, tokens.size(), every, align);
+                                       });
       });
     }
   }
@@ -219,7 +224,7 @@ void Engine::save_state_snapshots(const StepPlan& plan) {
     if (!c.snapshot_after) continue;
     const int32_t end = c.start + c.n;
     snaps_->save(kv_->prefix_key(c.req->seq, end), std::span<const int32_t>(c.req->tokens).first(size_t(end)),
-                 rs_->state(c.req->seq));
+                 rs_->state(c.req->seq), static_cast<int32_t>(static_cast<RequestState&>(*c.req).n_prompt));
   }
 }
 
@@ -315,6 +320,10 @@ bool Engine::step() {
     for (int32_t i = 0; i < c.n; ++i)
       batch_.add(c.req->tokens[static_cast<size_t>(c.start + i)], c.start + i, c.req->seq,
                  c.want_logits && i == c.n - 1);
+    // Recurrent layers: chunked prefill within the prompt only (recomputed generated tokens go
+    // token by token, as they were decoded).
+    if (rs_) batch_.chunked_until.insert(batch_.chunked_until.end(), size_t(c.n),
+                                         static_cast<int32_t>(static_cast<RequestState&>(*c.req).n_prompt));
     n_out += c.want_logits ? 1 : 0;
   }
   const int32_t n_vocab = config().n_vocab;

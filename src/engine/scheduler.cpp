@@ -1,6 +1,7 @@
 #include "engine/scheduler.h"
 
 #include <algorithm>
+#include <numeric>
 
 #include "core/check.h"
 
@@ -11,10 +12,21 @@ Scheduler::Scheduler(KvCacheManager& kv, int token_budget, int max_running)
   NT_CHECK(token_budget >= 1 && max_running >= 1);
 }
 
-bool is_snapshot_point(int32_t end, size_t n_tokens, int block_size, int every) {
+bool is_snapshot_point(int32_t end, size_t n_tokens, int block_size, int every, int align) {
   if (end <= 0 || end % block_size != 0 || n_tokens == 0) return false;
-  const auto last_boundary = static_cast<int32_t>((n_tokens - 1) / size_t(block_size)) * block_size;
+  auto last_boundary = static_cast<int32_t>((n_tokens - 1) / size_t(block_size)) * block_size;
+  if (align > 0 && last_boundary % align != 0 && last_boundary / align * align + align <= static_cast<int64_t>(n_tokens)) {
+    const int32_t both = std::lcm(block_size, align);
+    last_boundary = last_boundary / both * both;
+  }
   return end == last_boundary || (every > 0 && end % every == 0);
+}
+
+bool is_bit_exact_resume(int32_t len, int32_t chunked_until, size_t n_tokens, int every, int align) {
+  if (align <= 0) return true;
+  if (len > chunked_until && len / align != chunked_until / align) return false;
+  return len % align == 0 || (every > 0 && len % every == 0) ||
+         static_cast<int64_t>(len / align * align + align) > static_cast<int64_t>(n_tokens);
 }
 
 void Scheduler::set_state_snapshots(int every, PrefixMatch match) {
@@ -30,7 +42,7 @@ int32_t Scheduler::cut_at_snapshot(const SchedRequest* r, int32_t n) const {
   const int32_t start = r->n_computed;
   // The first block boundary after start; points lie on block boundaries.
   for (int32_t p = (start / bs + 1) * bs; p < start + n; p += bs)
-    if (is_snapshot_point(p, r->tokens.size(), bs, snapshot_every_)) return p - start;
+    if (is_snapshot_point(p, r->tokens.size(), bs, snapshot_every_, align_)) return p - start;
   return n;
 }
 
@@ -42,7 +54,7 @@ void Scheduler::set_prefill_alignment(int chunk) {
 int32_t Scheduler::cut_aligned(const SchedRequest* r, int32_t n) const {
   const int32_t start = r->n_computed, end = start + n;
   if (align_ == 0 || end == static_cast<int32_t>(r->tokens.size())) return n;
-  if (snapshots_ && is_snapshot_point(end, r->tokens.size(), kv_.block_size(), snapshot_every_)) return n;
+  if (snapshots_ && is_snapshot_point(end, r->tokens.size(), kv_.block_size(), snapshot_every_, align_)) return n;
   return std::max(0, end / align_ * align_ - start);
 }
 
@@ -89,7 +101,7 @@ StepPlan Scheduler::schedule() {
   auto plan_chunk = [&](SchedRequest* r, int32_t n, int32_t want) {
     const int32_t end = r->n_computed + n;
     const bool last = end == static_cast<int32_t>(r->tokens.size());
-    const bool snap = snapshots_ && is_snapshot_point(end, r->tokens.size(), kv_.block_size(), snapshot_every_);
+    const bool snap = snapshots_ && is_snapshot_point(end, r->tokens.size(), kv_.block_size(), snapshot_every_, align_);
     plan.chunks.push_back({r, r->n_computed, n, last, snap});
     plan.n_tokens += n;
     budget = n < want ? 0 : budget - n;

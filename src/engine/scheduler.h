@@ -50,8 +50,19 @@ struct ScheduledChunk {
 
 // Whether a request of n_tokens tokens (prompt + generated) whose state stands at position `end`
 // (a chunk's end) is at a snapshot point: a block boundary that is the last one before its final
-// token (its prompt's end, rounded down to a block) or a multiple of `every` (0: none).
-bool is_snapshot_point(int32_t end, size_t n_tokens, int block_size, int every);
+// token (its prompt's end, rounded down to a block) or a multiple of `every` (0: none). With a
+// prefill alignment `align` (set_prefill_alignment), a last boundary inside a whole window of
+// align positions before the final token (n_tokens a multiple of align) moves down to a multiple
+// of both, so the window is not cut and prefills in chunked form as when recomputed.
+bool is_snapshot_point(int32_t end, size_t n_tokens, int block_size, int every, int align = 0);
+// Whether a request of n_tokens tokens (prompt + generated) resuming at a snapshot taken at `len`
+// by a request whose prompt ended at `chunked_until` computes what it computes from its start, bit
+// for bit, under a prefill alignment `align` (0: always): every whole window of align positions
+// before len was prefilled in chunked form there exactly when it would be here (the snapshot's
+// tokens past its prompt's end were decoded: none may fill a window), and the window len cuts
+// (computed token by token) would be cut here too or not be whole (len a multiple of align or of
+// `every`, or the window reaching past n_tokens).
+bool is_bit_exact_resume(int32_t len, int32_t chunked_until, size_t n_tokens, int every, int align);
 
 struct StepPlan {
   std::vector<ScheduledChunk> chunks;     // the batch, in this order

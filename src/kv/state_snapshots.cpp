@@ -13,7 +13,7 @@ StateSnapshots::StateSnapshots(int64_t floats_per_state, int max_snapshots)
   NT_CHECK(floats_per_state > 0 && max_snapshots >= 1);
 }
 
-void StateSnapshots::save(uint64_t key, std::span<const int32_t> tokens, const float* state) {
+void StateSnapshots::save(uint64_t key, std::span<const int32_t> tokens, const float* state, int32_t chunked_until) {
   auto it = by_key_.find(key);
   if (it != by_key_.end()) {
     // The same prefix gives the same state; a different one under the same key (a collision) replaces it.
@@ -21,6 +21,7 @@ void StateSnapshots::save(uint64_t key, std::span<const int32_t> tokens, const f
     if (!std::equal(tokens.begin(), tokens.end(), e.tokens.begin(), e.tokens.end())) {
       e.tokens.assign(tokens.begin(), tokens.end());
       std::copy_n(state, floats_, e.data.get());
+      e.chunked_until = chunked_until;
     }
     lru_.splice(lru_.end(), lru_, it->second);
     ++saved_;
@@ -35,6 +36,7 @@ void StateSnapshots::save(uint64_t key, std::span<const int32_t> tokens, const f
     e.data = std::make_unique<float[]>(size_t(floats_));
   }
   e.key = key;
+  e.chunked_until = chunked_until;
   e.tokens.assign(tokens.begin(), tokens.end());
   std::copy_n(state, floats_, e.data.get());
   lru_.push_back(std::move(e));
@@ -42,21 +44,24 @@ void StateSnapshots::save(uint64_t key, std::span<const int32_t> tokens, const f
   ++saved_;
 }
 
-const float* StateSnapshots::find(uint64_t key, std::span<const int32_t> tokens) {
+const float* StateSnapshots::find(uint64_t key, std::span<const int32_t> tokens, int32_t* chunked_until) {
   auto it = by_key_.find(key);
   if (it == by_key_.end()) return nullptr;
   const Entry& e = *it->second;
   if (!std::equal(tokens.begin(), tokens.end(), e.tokens.begin(), e.tokens.end())) return nullptr;
+  if (chunked_until) *chunked_until = e.chunked_until;
   lru_.splice(lru_.end(), lru_, it->second);
   return it->second->data.get();
 }
 
 int32_t match_prefix_with_state(KvCacheManager& kv, StateSnapshots& snaps, RecurrentStatePool& pool, int seq,
-                                std::span<const int32_t> tokens) {
+                                std::span<const int32_t> tokens, const SnapshotFilter& usable) {
   NT_CHECK(pool.floats_per_seq() == kv.layout().recurrent_floats);
   const float* found = nullptr;
   const int32_t n = kv.match_prefix(seq, tokens, [&](int32_t len, uint64_t key) {
-    found = snaps.find(key, tokens.first(size_t(len)));
+    int32_t until = INT32_MAX;
+    found = snaps.find(key, tokens.first(size_t(len)), &until);
+    if (found && usable && !usable(len, until)) found = nullptr;
     return found != nullptr;
   });
   if (n == 0) return 0;

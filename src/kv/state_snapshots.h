@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <list>
 #include <memory>
 #include <span>
@@ -28,9 +29,11 @@ class StateSnapshots {
 
   // Copies `state`, which stands after `tokens` (a whole number of blocks), under `key` (the chain
   // key of the block ending at tokens.size()); evicts the least recently used beyond the limit.
-  void save(uint64_t key, std::span<const int32_t> tokens, const float* state);
+  // chunked_until: kept with it for the caller (the position from which the request that computed
+  // it decoded, see Batch::chunked_until); a save of the same tokens keeps the first.
+  void save(uint64_t key, std::span<const int32_t> tokens, const float* state, int32_t chunked_until = INT32_MAX);
   // The state saved under `key` after exactly `tokens`, marked most recently used; null when none.
-  const float* find(uint64_t key, std::span<const int32_t> tokens);
+  const float* find(uint64_t key, std::span<const int32_t> tokens, int32_t* chunked_until = nullptr);
 
   int max_snapshots() const { return max_; }
   int size() const { return static_cast<int>(lru_.size()); }
@@ -45,6 +48,7 @@ class StateSnapshots {
     uint64_t key = 0;
     std::vector<int32_t> tokens;
     std::unique_ptr<float[]> data;
+    int32_t chunked_until = INT32_MAX;
   };
   int64_t floats_;
   int max_;
@@ -56,8 +60,10 @@ class StateSnapshots {
 // For an empty sequence of a layout with recurrent state: takes the longest prefix of `tokens` whose
 // KV blocks are in the prefix cache and whose end has a snapshot (never covering the last token),
 // copies that snapshot into the sequence's state in `pool` (position = the prefix length) and
-// returns the length (0: nothing reused, the state untouched).
+// returns the length (0: nothing reused, the state untouched). `usable` (when given) may refuse a
+// snapshot by its length and the chunked_until it was saved with; a shorter one is tried then.
+using SnapshotFilter = std::function<bool(int32_t len, int32_t chunked_until)>;
 int32_t match_prefix_with_state(KvCacheManager& kv, StateSnapshots& snaps, RecurrentStatePool& pool, int seq,
-                                std::span<const int32_t> tokens);
+                                std::span<const int32_t> tokens, const SnapshotFilter& usable = {});
 
 }  // namespace nt

@@ -12,8 +12,12 @@ struct Batch {
   std::vector<int32_t> pos;     // [n_tokens] position of each token in its sequence
   std::vector<int32_t> seq;     // [n_tokens] KV-cache sequence id
   std::vector<uint8_t> logits;  // [n_tokens] 1 = produce logits for this token
+  // Optional [n_tokens] (empty: no limit): recurrent layers prefill in chunked form only windows
+  // ending at or before this position of the token's sequence (its prompt's end), so generated
+  // tokens recomputed after a preemption go token by token, as they were decoded.
+  std::vector<int32_t> chunked_until;
 
-  void clear() { tokens.clear(); pos.clear(); seq.clear(); logits.clear(); }
+  void clear() { tokens.clear(); pos.clear(); seq.clear(); logits.clear(); chunked_until.clear(); }
   void add(int32_t token, int32_t p, int32_t s, bool want_logits) {
     tokens.push_back(token);
     pos.push_back(p);

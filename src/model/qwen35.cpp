@@ -7,6 +7,7 @@
 // rope.dimension_sections does not change the rotation). Both kinds: attn_norm before, and
 // post_attention_norm as the FFN's pre-norm. Shapes and the kernel map: docs/qwen35.md.
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 #include "core/check.h"
@@ -185,12 +186,15 @@ void Model::delta_net_layer(int il, const Batch& batch, KvStore& kv, ThreadPool&
     // Every whole window of kDeltaNetChunk positions aligned in the sequence (from a multiple of
     // the chunk) takes the chunked form, the unaligned head and tail the scan: a position is
     // computed the same way however steps split the sequence, as long as the splits fall on
-    // multiples of the chunk (the scheduler cuts prompt chunks there, docs/qwen35.md).
+    // multiples of the chunk (the scheduler cuts prompt chunks there, docs/qwen35.md). Windows
+    // past batch.chunked_until (generated tokens, recomputed) go token by token too.
     constexpr int64_t W = kDeltaNetChunk;
     for (auto [t0, n] : runs) {
       float* st = delta_state(batch.seq[size_t(t0)]);
       const int64_t head = std::min<int64_t>(n, (W - batch.pos[size_t(t0)] % W) % W);
-      const int64_t body = (n - head) / W * W, tail = n - head - body;
+      const int64_t until = batch.chunked_until.empty() ? INT64_MAX : batch.chunked_until[size_t(t0)];
+      const int64_t room = std::max<int64_t>(0, until - (batch.pos[size_t(t0)] + head));
+      const int64_t body = std::min(n - head, room) / W * W, tail = n - head - body;
       if (head > 0) delta_net_scan(sh, part(t0), head, st, pool);
       if (body > 0) delta_net_chunked(sh, part(t0 + head), body, st, pool);
       if (tail > 0) delta_net_scan(sh, part(t0 + head + body), tail, st, pool);

@@ -131,5 +131,36 @@ TEST(PrefillAlignment, SnapshotPointsAreCutsToo) {
   }
 }
 
+TEST(PrefillAlignment, APromptEndSnapshotNeverCutsAWholeWindowBeforeTheEnd) {
+  // 192 tokens: the last block boundary before the final token (176) would cut the whole window
+  // 128..191, which a recompute (the generated tokens after it) prefills uncut: 128 instead.
+  EXPECT_TRUE(is_snapshot_point(176, 192, kBlock, 0));
+  EXPECT_FALSE(is_snapshot_point(176, 192, kBlock, 0, kChunk));
+  EXPECT_TRUE(is_snapshot_point(128, 192, kBlock, 0, kChunk));
+  // Boundaries in the last, partial window stay: 176 of 190, 192 of 200.
+  EXPECT_TRUE(is_snapshot_point(176, 190, kBlock, 0, kChunk));
+  EXPECT_TRUE(is_snapshot_point(192, 200, kBlock, 0, kChunk));
+  EXPECT_TRUE(is_snapshot_point(48, 64, kBlock, 0));
+  EXPECT_FALSE(is_snapshot_point(48, 64, kBlock, 0, kChunk));  // 0: no snapshot for 64 tokens
+  // Multiples of `every` are points whatever the alignment.
+  EXPECT_TRUE(is_snapshot_point(176, 192, kBlock, 16, kChunk));
+}
+
+TEST(PrefillAlignment, ASnapshotResumesOnlyWhereTheWindowsAgree) {
+  // Taken at 96 at the end of a 100-token prompt: fine for a prompt ending before 128 (its window
+  // 64..127 is not whole, token by token either way), not for a longer one.
+  EXPECT_TRUE(is_bit_exact_resume(96, 100, 120, 0, kChunk));
+  EXPECT_FALSE(is_bit_exact_resume(96, 100, 200, 0, kChunk));
+  EXPECT_TRUE(is_bit_exact_resume(96, 100, 200, 32, kChunk));  // 96 cuts every prompt there too
+  EXPECT_TRUE(is_bit_exact_resume(128, 130, 400, 0, kChunk));  // a window boundary
+  // Past its prompt's end (70): 100 (the window 64..127 started in the prompt) is fine where that
+  // window is not whole; 192 follows the decoded 128..191, which a longer prompt prefills chunked.
+  EXPECT_TRUE(is_bit_exact_resume(100, 70, 120, 0, kChunk));
+  EXPECT_FALSE(is_bit_exact_resume(192, 70, 400, 64, kChunk));
+  EXPECT_FALSE(is_bit_exact_resume(192, 190, 400, 64, kChunk));  // 128..191 was not whole in its prompt
+  EXPECT_TRUE(is_bit_exact_resume(192, 192, 400, 0, kChunk));
+  EXPECT_TRUE(is_bit_exact_resume(96, 100, 200, 0, 0));  // no alignment: always
+}
+
 }  // namespace
 }  // namespace nt

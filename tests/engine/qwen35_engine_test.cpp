@@ -134,6 +134,33 @@ TEST(EngineQwen35, ALongPromptBatchedWithDecodingRequestsReturnsWhatItReturnsAlo
   }
 }
 
+// Preempted requests recompute their prompts and generated tokens in chunks of up to 96: the
+// tokens they had decoded one by one stay token by token (never a chunked window), so each still
+// returns what it returns alone.
+TEST(EngineQwen35, RequestsPreemptedAfterLongGenerationsReturnWhatEachReturnsAlone) {
+  NT_REQUIRE_SHARED();
+  // 3 running at once, a pool of 40 blocks of 8 (320 tokens) for requests of up to 220.
+  Qwen35Harness h(test::opts(96, 3, 320, 8));
+  ASSERT_TRUE(h.eng);
+  std::vector<RequestParams> ps;
+  std::vector<RequestId> ids;
+  for (uint32_t i = 0; i < 4; ++i) {
+    ps.push_back(request(prompt_of(60 + 30 * int(i), 100 + i, kVocab), 130, 20 + i));
+    ids.push_back(h.submit(ps.back()));
+  }
+  h.run();
+  int preempted = 0;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const Outcome& got = h.out[ids[i]];
+    ASSERT_EQ(got.reason, FinishReason::Length) << got.error.message;
+    preempted += got.stats.preemptions;
+    const Outcome ref = alone(ps[i]);
+    EXPECT_EQ(got.tokens, ref.tokens) << "request " << i;
+    EXPECT_EQ(got.logprobs, ref.logprobs) << "request " << i;
+  }
+  EXPECT_GT(preempted, 0) << "the pool was meant to force preemption";
+}
+
 TEST(EngineQwen35, StatesAreHeldWhileRunningAndFreedOnCancelAndFinish) {
   NT_REQUIRE_SHARED();
   Qwen35Harness h(test::opts(512, 4, 1024, 32));
@@ -228,6 +255,36 @@ TEST(EngineQwen35, SnapshotsEveryNTokensLetALongerSharedPrefixResume) {
   EXPECT_EQ(ends_only.out[t2].stats.cached_tokens, 16);
   EXPECT_EQ(ends_only.out[t2].tokens, cold.tokens);
   EXPECT_EQ(ends_only.out[t2].logprobs, cold.logprobs);
+}
+
+// With chunked prefill (whole aligned windows of 64), a snapshot resumes a longer prompt only where
+// that gives what the prompt gives computed from its start: not inside a window the prompt fills
+// (which the snapshot's request cut there), nor after a window that request decoded.
+TEST(EngineQwen35, SnapshotsResumeLongerPromptsOnlyWhereTheResultStaysBitForBit) {
+  NT_REQUIRE_SHARED();
+  struct Case {
+    int first_prompt, first_gen, every, extra, cached;
+  };
+  // 100: the snapshot at 96 cuts the window 64..127 the 200-token continuation fills: not used.
+  // 130: the one at 128 is a window boundary: used. 70 + 80 generated, snapshots every 64: the
+  // one at 128 follows the decoded 70..127, which the continuation prefills: it resumes at 64.
+  for (const Case& k : {Case{100, 8, 0, 92, 0}, Case{130, 8, 0, 62, 128}, Case{70, 80, 64, 40, 64}}) {
+    EngineOptions o = test::opts(512, 4, 1024, 8);
+    o.state_snapshot_every = k.every;
+    Qwen35Harness h(o);
+    ASSERT_TRUE(h.eng);
+    const RequestParams p = request(prompt_of(k.first_prompt, 11, kVocab), k.first_gen, 4);
+    const RequestId first = h.submit(p);
+    h.run();
+    ASSERT_EQ(h.out[first].reason, FinishReason::Length) << h.out[first].error.message;
+    const RequestParams next = request(continuation(p, h.out[first], k.extra, 81), 8, 5);
+    const RequestId turn2 = h.submit(next);
+    h.run();
+    EXPECT_EQ(h.out[turn2].stats.cached_tokens, k.cached) << "first prompt " << k.first_prompt;
+    const Outcome cold = alone(next);
+    EXPECT_EQ(h.out[turn2].tokens, cold.tokens) << "first prompt " << k.first_prompt;
+    EXPECT_EQ(h.out[turn2].logprobs, cold.logprobs) << "first prompt " << k.first_prompt;
+  }
 }
 
 TEST(EngineQwen35, EvictedSnapshotsOrKvBlocksFallBackToComputing) {

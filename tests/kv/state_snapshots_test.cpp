@@ -121,6 +121,37 @@ TEST(StateSnapshots, APromptResumesAtTheLongestCachedPrefixWithASnapshot) {
   m->free_seq(f);
 }
 
+TEST(StateSnapshots, KeepWhereTheirPromptEndedAndAFilterCanRefuseThem) {
+  StateSnapshots s(kFloats, 4);
+  const auto a = tokens(8, 1);
+  s.save(1, a, state_of(1).data(), 6);
+  s.save(1, a, state_of(2).data(), 99);  // the same tokens again: the first one stays
+  int32_t until = 0;
+  ASSERT_NE(s.find(1, a, &until), nullptr);
+  EXPECT_EQ(until, 6);
+  EXPECT_EQ(s.find(1, a)[0], 1.0f);
+
+  auto m = make(64);
+  StateSnapshots snaps(kFloats, 8);
+  RecurrentStatePool pool(kFloats);
+  const auto first = tokens(14, 1);
+  run_and_snapshot(*m, snaps, first, {4, 12}, 0.5f);
+  // Refusing the snapshot at 12 falls back to the one at 4; refusing both resumes nothing.
+  const int b = m->new_seq();
+  std::vector<int32_t> seen;
+  EXPECT_EQ(match_prefix_with_state(*m, snaps, pool, b, first, [&](int32_t len, int32_t u) {
+              seen.push_back(len);
+              EXPECT_EQ(u, INT32_MAX);  // saved without one
+              return len != 12;
+            }), 4);
+  EXPECT_EQ(pool.state(b)[0], 4.5f);
+  EXPECT_EQ(seen, (std::vector<int32_t>{12, 4}));
+  m->free_seq(b);
+  const int c = m->new_seq();
+  EXPECT_EQ(match_prefix_with_state(*m, snaps, pool, c, first, [](int32_t, int32_t) { return false; }), 0);
+  m->free_seq(c);
+}
+
 TEST(StateSnapshots, EvictedKvBlocksVoidTheirSnapshot) {
   auto m = make(16);  // 4 blocks
   StateSnapshots s(kFloats, 8);
