@@ -266,11 +266,22 @@ void matmul(const MatView& w, const float* x, int64_t ldx, float* y, int64_t ldy
   matmul_multi(&out, 1, x, ldx, n_tokens, pool);
 }
 
+namespace {
+// The calling thread's quantized activations, kept between calls (grown to the largest asked for).
+thread_local detail::XQuant t_xqs[kMaxOuts];
+}  // namespace
+
+size_t detail::matmul_scratch_bytes() {
+  size_t n = 0;
+  for (const detail::XQuant& xq : t_xqs) n += xq.buf.capacity();
+  return n;
+}
+
 void matmul_multi(const MatmulOut* outs, int n_outs, const float* x, int64_t ldx, int64_t n_tokens, ThreadPool& pool) {
   if (n_tokens <= 0 || n_outs <= 0) return;
   NT_CHECK(n_outs <= kMaxOuts);
   // Activations are quantized once per distinct (offset, layout) the kernels ask for.
-  thread_local detail::XQuant xqs[kMaxOuts];
+  detail::XQuant* xqs = t_xqs;
   int xq_offset[kMaxOuts], n_xq = 0;
   detail::XLayout xq_layout[kMaxOuts];
   Plan plans[kMaxOuts];

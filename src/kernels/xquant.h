@@ -69,6 +69,10 @@ struct XQuant {
 void quantize_x(const float* x, int64_t ldx, int64_t n, int64_t n_tokens, int offset, XLayout layout, XQuant& xq,
                 ThreadPool& pool);
 
+// Bytes of the calling thread's quantized activations that matmul_multi keeps between calls (sized
+// for the most tokens x columns one call has had).
+size_t matmul_scratch_bytes();
+
 // The AVX-512 version of one token's quantization in the Quad or Halves layout
 // (xquant_avx512.cpp); only called when the CPU has AVX-512.
 void quantize_row_quad_avx512(const float* x, int64_t n, int offset, const XQuant& xq, int64_t t);

@@ -61,6 +61,14 @@ void skip_positions(const std::vector<KvSpan>& spans, int32_t start, size_t k_by
 
 }  // namespace
 
+size_t ForwardScratch::bytes() const {
+  size_t n = spans.capacity() * sizeof(KvSpan);
+  for (const std::vector<float>* b : {&x, &xn, &q, &k, &v, &att, &gate, &up, &out_rows, &rope, &rope_swa, &qg, &ssm_qkv,
+                                      &ssm_conv, &ssm_z, &ssm_ab, &ssm_o})
+    n += b->capacity() * sizeof(float);
+  return n;
+}
+
 Status Model::forward(const Batch& batch, KvStore& kv, ThreadPool& pool, ForwardScratch& s, float* logits) const {
   const ModelConfig& c = cfg_;
   const int64_t n_tokens = batch.size();
@@ -103,23 +111,24 @@ Status Model::forward(const Batch& batch, KvStore& kv, ThreadPool& pool, Forward
       *kv.recurrent_pos(r.seq) = r.next;
     }
   }
+  // The per-token parts of a layer (norms, projections, FFN) run over sub-chunks of at most
+  // kSubChunk tokens (the matmul's token block), balanced, so their scratch is sized for a sub-chunk;
+  // attention needs every token's query and output at once.
+  constexpr int64_t kSubChunk = 64;
+  const int64_t n_sub = (n_tokens + kSubChunk - 1) / kSubChunk;
+  const int64_t sub_rows = (n_tokens + n_sub - 1) / n_sub;  // the largest sub-chunk
+  auto sub_begin = [&](int64_t i) { return n_tokens * i / n_sub; };
   grow(s.x, n_tokens * n_embd);
-  grow(s.xn, n_tokens * n_embd);
   grow(s.q, n_tokens * q_dim);
-  grow(s.k, n_tokens * kv_dim);
-  grow(s.v, n_tokens * kv_dim);
   grow(s.att, n_tokens * q_dim);
   if (c.attn_output_gate) grow(s.qg, n_tokens * 2 * q_dim);
-  grow(s.gate, n_tokens * c.n_ff);
-  grow(s.up, n_tokens * c.n_ff);
+  grow(s.gate, sub_rows * c.n_ff);
+  grow(s.up, sub_rows * c.n_ff);
   float* x = s.x.data();      // [n_tokens, n_embd] residual stream
-  float* xn = s.xn.data();    // [n_tokens, n_embd] normed input
   float* q = s.q.data();      // [n_tokens, n_head * head_dim]
-  float* k = s.k.data();      // [n_tokens, n_head_kv * head_dim]
-  float* v = s.v.data();      // [n_tokens, n_head_kv * head_dim]
   float* att = s.att.data();  // [n_tokens, n_head * head_dim]
-  float* gate = s.gate.data();  // [n_tokens, n_ff]
-  float* up = s.up.data();      // [n_tokens, n_ff]
+  float* gate = s.gate.data();  // [sub-chunk, n_ff]
+  float* up = s.up.data();      // [sub-chunk, n_ff]
 
   for (int64_t t = 0; t < n_tokens; ++t) {
     convert_row_to_f32(w_.tok_embd.type, w_.tok_embd.data + size_t(batch.tokens[t]) * w_.tok_embd.row_bytes,
@@ -181,33 +190,31 @@ Status Model::forward(const Batch& batch, KvStore& kv, ThreadPool& pool, Forward
   const bool place_per_head = seq_ids.size() == static_cast<size_t>(n_tokens) &&
                               hd % dtype_info(lay.k_type).block_size == 0 &&
                               hd % dtype_info(lay.v_type).block_size == 0;
+  // K and V hold a sub-chunk's rows until they are placed in the cache, except in decode steps
+  // placed per head (inside the attention tasks: every token's). Recurrent layers norm every token.
+  const int64_t kv_rows = place_per_head ? n_tokens : sub_rows;
+  grow(s.xn, (place_per_head || lay.recurrent_floats > 0 ? n_tokens : sub_rows) * n_embd);
+  grow(s.k, kv_rows * kv_dim);
+  grow(s.v, kv_rows * kv_dim);
+  float* xn = s.xn.data();  // [sub-chunk, n_embd] normed input (or every token's, as K and V / recurrent layers)
+  float* k = s.k.data();    // [kv_rows, n_head_kv * head_dim]
+  float* v = s.v.data();    // [kv_rows, n_head_kv * head_dim]
   for (int il = 0; il < c.n_layer; ++il) {
     const LayerWeights& l = w_.layers[static_cast<size_t>(il)];
     const bool swa = c.is_swa(il);
     const float* rope_cs = swa ? s.rope_swa.data() : s.rope.data();
-    norm_rows(x, l.attn_norm, xn, n_tokens, n_embd, c.rms_eps, pool);
-    if (c.is_recurrent(il)) {
+    const bool recurrent = c.is_recurrent(il);
+    if (recurrent) {
+      norm_rows(x, l.attn_norm, xn, n_tokens, n_embd, c.rms_eps, pool);
       delta_net_layer(il, batch, kv, pool, s, xn, x);
     } else {
       const int kl = c.kv_layer(il);  // this layer's index in the KV cache
-      {  // one parallel pass, activations quantized once
-        // With an output gate (qwen35) Q's rows hold per head head_dim Q rows, then head_dim gate rows.
-        float* q_out = c.attn_output_gate ? s.qg.data() : q;
-        const MatmulOut qkv[3] = {{&l.wq, q_out, c.attn_output_gate ? 2 * q_dim : q_dim}, {&l.wk, k, kv_dim}, {&l.wv, v, kv_dim}};
-        matmul_multi(qkv, 3, xn, n_embd, n_tokens, pool);
-        if (c.attn_output_gate)
-          for (int64_t t = 0; t < n_tokens; ++t)
-            for (int h = 0; h < c.n_head; ++h)
-              std::copy_n(q_out + t * 2 * q_dim + 2 * h * hd, hd, q + t * q_dim + h * hd);
-      }
-      add_bias(q, l.bq, n_tokens, q_dim);
-      add_bias(k, l.bk, n_tokens, kv_dim);
-      add_bias(v, l.bv, n_tokens, kv_dim);
+      int64_t kv_t0 = 0;              // the first token whose K / V rows k and v hold
       // Token t's query heads [hq, hq + nq) and KV heads [hk, hk + nk): Q/K norms, RoPE, and the
       // K/V heads written to the cache.
       auto place = [&](int64_t t, int hq, int nq, int hk, int nk) {
         float* qt = q + t * q_dim + hq * hd;
-        float* kt = k + t * kv_dim + hk * hd;
+        float* kt = k + (t - kv_t0) * kv_dim + hk * hd;
         if (l.q_norm) {
           for (int h = 0; h < nq; ++h) rms_norm(qt + h * hd, l.q_norm, qt + h * hd, hd, c.rms_eps);
           for (int h = 0; h < nk; ++h) rms_norm(kt + h * hd, l.k_norm, kt + h * hd, hd, c.rms_eps);
@@ -217,7 +224,7 @@ Status Model::forward(const Batch& batch, KvStore& kv, ThreadPool& pool, Forward
         rope_apply(kt, nk, static_cast<int>(hd), rope, cs, cs + n_pairs);
         const int32_t sq = batch.seq[t], pos = batch.pos[t];
         convert_row_from_f32(lay.k_type, kt, kv.k_row(kl, sq, pos) + dtype_row_bytes(lay.k_type, uint64_t(hk * hd)), nk * hd);
-        convert_row_from_f32(lay.v_type, v + t * kv_dim + hk * hd,
+        convert_row_from_f32(lay.v_type, v + (t - kv_t0) * kv_dim + hk * hd,
                              kv.v_row(kl, sq, pos) + dtype_row_bytes(lay.v_type, uint64_t(hk * hd)), nk * hd);
       };
       // Token t's query heads of KV head g over its sequence's cache.
@@ -247,6 +254,23 @@ Status Model::forward(const Batch& batch, KvStore& kv, ThreadPool& pool, Forward
                         (g + 1) * n_group, lay.k_type, lay.k_row_bytes(), lay.v_type, lay.v_row_bytes(), sp.data(),
                         static_cast<int>(sp.size()), scale, att + t0 * q_dim, q_dim);
       };
+      for (int64_t i = 0, n_qkv = place_per_head ? 1 : n_sub; i < n_qkv; ++i) {
+        const int64_t t0 = place_per_head ? 0 : sub_begin(i), nt = (place_per_head ? n_tokens : sub_begin(i + 1)) - t0;
+        norm_rows(x + t0 * n_embd, l.attn_norm, xn, nt, n_embd, c.rms_eps, pool);
+        // With an output gate (qwen35) Q's rows hold per head head_dim Q rows, then head_dim gate rows.
+        float* q_out = c.attn_output_gate ? s.qg.data() + t0 * 2 * q_dim : q + t0 * q_dim;
+        const MatmulOut qkv[3] = {{&l.wq, q_out, c.attn_output_gate ? 2 * q_dim : q_dim}, {&l.wk, k, kv_dim}, {&l.wv, v, kv_dim}};
+        matmul_multi(qkv, 3, xn, n_embd, nt, pool);  // one parallel pass, activations quantized once
+        if (c.attn_output_gate)
+          for (int64_t t = 0; t < nt; ++t)
+            for (int h = 0; h < c.n_head; ++h)
+              std::copy_n(q_out + t * 2 * q_dim + 2 * h * hd, hd, q + (t0 + t) * q_dim + h * hd);
+        add_bias(q + t0 * q_dim, l.bq, nt, q_dim);
+        add_bias(k, l.bk, nt, kv_dim);
+        add_bias(v, l.bv, nt, kv_dim);
+        kv_t0 = t0;
+        if (!place_per_head) pool.run(static_cast<int>(nt), [&](int j, int) { place(t0 + j, 0, c.n_head, 0, c.n_head_kv); });
+      }
       for (size_t si = 0; si < seq_ids.size(); ++si) kv.spans(kl, seq_ids[si], seq_max_kv[si], seq_spans[si]);
       if (place_per_head) {
         // Decode steps (every token its sequence's only one): a (token, KV head) task reads no cache
@@ -258,7 +282,6 @@ Status Model::forward(const Batch& batch, KvStore& kv, ThreadPool& pool, Forward
           attend(t, 1, g);
         });
       } else {
-        pool.run(static_cast<int>(n_tokens), [&](int t, int) { place(t, 0, c.n_head, 0, c.n_head_kv); });
         // One task per (KV head, block of tokens), KV head outer: the block's query heads of that
         // KV head, each K / V row loaded once for the whole block (attention_block).
         pool.run(static_cast<int>(blocks.size()) * c.n_head_kv, [&](int task, int) {
@@ -266,34 +289,39 @@ Status Model::forward(const Batch& batch, KvStore& kv, ThreadPool& pool, Forward
           attend(t0, nb, static_cast<int>(static_cast<size_t>(task) / blocks.size()));
         });
       }
-      {  // x += Wo · att, added per rectangle by the thread that computed it (or post-normed first)
-        if (c.attn_output_gate)  // att *= sigmoid(gate)
-          pool.run(static_cast<int>(n_tokens), [&](int t, int) {
-            for (int h = 0; h < c.n_head; ++h) {
-              float* a = att + t * q_dim + h * hd;
-              const float* g = s.qg.data() + t * 2 * q_dim + (2 * h + 1) * hd;
-              for (int64_t i = 0; i < hd; ++i) a[i] *= 1.0f / (1.0f + std::exp(-g[i]));
-            }
-          });
-        const MatmulOut wo{&l.wo, xn, n_embd, l.attn_post_norm ? nullptr : x};
-        matmul_multi(&wo, 1, att, q_dim, n_tokens, pool);
-        if (l.attn_post_norm) add_normed(x, xn, l.attn_post_norm, n_tokens, n_embd, c.rms_eps, pool);
-      }
     }
 
-    norm_rows(x, l.ffn_norm, xn, n_tokens, n_embd, c.rms_eps, pool);
-    if (c.ffn_act == FfnAct::Silu) {  // gate = silu(gate) * up, per rectangle as both halves finish
-      const MatmulOut gate_up[2] = {{&l.w_gate, gate, c.n_ff, nullptr, 1}, {&l.w_up, up, c.n_ff}};
-      matmul_multi(gate_up, 2, xn, n_embd, n_tokens, pool);
-    } else {  // gate = gelu(gate) * up
-      const MatmulOut gate_up[2] = {{&l.w_gate, gate, c.n_ff}, {&l.w_up, up, c.n_ff}};
-      matmul_multi(gate_up, 2, xn, n_embd, n_tokens, pool);
-      pool.run(static_cast<int>(n_tokens), [&](int t, int) { gelu_mul(gate + t * c.n_ff, up + t * c.n_ff, gate + t * c.n_ff, c.n_ff); });
-    }
-    {  // x += Wdown · gate (or post-normed first)
-      const MatmulOut down{&l.w_down, xn, n_embd, l.ffn_post_norm ? nullptr : x};
-      matmul_multi(&down, 1, gate, c.n_ff, n_tokens, pool);
-      if (l.ffn_post_norm) add_normed(x, xn, l.ffn_post_norm, n_tokens, n_embd, c.rms_eps, pool);
+    // The rest of the layer, a sub-chunk of tokens [t0, t0 + nt) at a time (their rows of x, xn).
+    for (int64_t i = 0; i < n_sub; ++i) {
+      const int64_t t0 = sub_begin(i), nt = sub_begin(i + 1) - t0;
+      float* xc = x + t0 * n_embd;
+      if (!recurrent) {  // x += Wo · att, added per rectangle by the thread that computed it (or post-normed first)
+        float* ac = att + t0 * q_dim;
+        if (c.attn_output_gate)  // att *= sigmoid(gate)
+          pool.run(static_cast<int>(nt), [&](int t, int) {
+            for (int h = 0; h < c.n_head; ++h) {
+              float* a = ac + t * q_dim + h * hd;
+              const float* g = s.qg.data() + (t0 + t) * 2 * q_dim + (2 * h + 1) * hd;
+              for (int64_t j = 0; j < hd; ++j) a[j] *= 1.0f / (1.0f + std::exp(-g[j]));
+            }
+          });
+        const MatmulOut wo{&l.wo, xn, n_embd, l.attn_post_norm ? nullptr : xc};
+        matmul_multi(&wo, 1, ac, q_dim, nt, pool);
+        if (l.attn_post_norm) add_normed(xc, xn, l.attn_post_norm, nt, n_embd, c.rms_eps, pool);
+      }
+      norm_rows(xc, l.ffn_norm, xn, nt, n_embd, c.rms_eps, pool);
+      if (c.ffn_act == FfnAct::Silu) {  // gate = silu(gate) * up, per rectangle as both halves finish
+        const MatmulOut gate_up[2] = {{&l.w_gate, gate, c.n_ff, nullptr, 1}, {&l.w_up, up, c.n_ff}};
+        matmul_multi(gate_up, 2, xn, n_embd, nt, pool);
+      } else {  // gate = gelu(gate) * up
+        const MatmulOut gate_up[2] = {{&l.w_gate, gate, c.n_ff}, {&l.w_up, up, c.n_ff}};
+        matmul_multi(gate_up, 2, xn, n_embd, nt, pool);
+        pool.run(static_cast<int>(nt), [&](int t, int) { gelu_mul(gate + t * c.n_ff, up + t * c.n_ff, gate + t * c.n_ff, c.n_ff); });
+      }
+      // x += Wdown · gate (or post-normed first)
+      const MatmulOut down{&l.w_down, xn, n_embd, l.ffn_post_norm ? nullptr : xc};
+      matmul_multi(&down, 1, gate, c.n_ff, nt, pool);
+      if (l.ffn_post_norm) add_normed(xc, xn, l.ffn_post_norm, nt, n_embd, c.rms_eps, pool);
     }
   }
 

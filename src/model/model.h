@@ -55,10 +55,14 @@ struct ModelWeights {
 };
 
 // Scratch for one forward call, reused across calls (grown as needed). Owned by the engine thread.
+// x, q, att, qg and the RoPE angles hold every token of a step; the per-token parts of a layer use
+// the rest for sub-chunks of the step's tokens (forward.cpp).
 struct ForwardScratch {
   std::vector<float> x, xn, q, k, v, att, gate, up, out_rows, rope, rope_swa;
   std::vector<float> qg, ssm_qkv, ssm_conv, ssm_z, ssm_ab, ssm_o;  // gated attention and recurrent layers
   std::vector<KvSpan> spans;
+
+  size_t bytes() const;  // the capacity of every buffer
 };
 
 class Model {

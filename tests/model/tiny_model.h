@@ -1,6 +1,6 @@
-// tests/model/tiny_model.h — writes small random F32 llama/qwen2/qwen3 GGUFs and computes their
-// logits with a straightforward, independent implementation (double precision, no KV cache, every
-// position recomputed from scratch) to check the engine against.
+// tests/model/tiny_model.h — writes small random llama/qwen2/qwen3 GGUFs (F32, or quantized layer
+// matrices) and computes their logits with a straightforward, independent implementation (double
+// precision, no KV cache, every position recomputed from scratch) to check the engine against.
 #pragma once
 
 #include <cmath>
@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "gguf/gguf_writer.h"
+#include "tensor/quantize.h"
 
 namespace nt::test {
 
@@ -63,7 +64,9 @@ inline TinyWeights make_weights(const TinySpec& s) {
   return w;
 }
 
-inline bool write_tiny_gguf(const TinySpec& s, const TinyWeights& w, const std::string& path, std::string* err) {
+// matrix_type: the type of the layer matrices (wq .. down), quantized row by row; the rest stays F32.
+inline bool write_tiny_gguf(const TinySpec& s, const TinyWeights& w, const std::string& path, std::string* err,
+                            DType matrix_type = DType::F32) {
   GgufWriter g;
   const std::string a = s.arch;
   g.set_str("general.architecture", a);
@@ -80,7 +83,7 @@ inline bool write_tiny_gguf(const TinySpec& s, const TinyWeights& w, const std::
   }
   g.set_f32(a + ".attention.layer_norm_rms_epsilon", s.eps);
   g.set_f32(a + ".rope.freq_base", s.rope_base);
-  struct T { std::string name; const std::vector<float>* d; std::vector<uint64_t> ne; };
+  struct T { std::string name; const std::vector<float>* d; std::vector<uint64_t> ne; bool matrix = false; };
   std::vector<T> ts;
   const uint64_t E = s.n_embd, Q = uint64_t(s.n_head) * s.head_dim, K = uint64_t(s.n_head_kv) * s.head_dim, F = s.n_ff;
   ts.push_back({"token_embd.weight", &w.tok_embd, {E, uint64_t(s.n_vocab)}});
@@ -90,10 +93,10 @@ inline bool write_tiny_gguf(const TinySpec& s, const TinyWeights& w, const std::
     const auto& L = w.layers[size_t(l)];
     const std::string p = "blk." + std::to_string(l) + ".";
     ts.push_back({p + "attn_norm.weight", &L.attn_norm, {E}});
-    ts.push_back({p + "attn_q.weight", &L.wq, {E, Q}});
-    ts.push_back({p + "attn_k.weight", &L.wk, {E, K}});
-    ts.push_back({p + "attn_v.weight", &L.wv, {E, K}});
-    ts.push_back({p + "attn_output.weight", &L.wo, {Q, E}});
+    ts.push_back({p + "attn_q.weight", &L.wq, {E, Q}, true});
+    ts.push_back({p + "attn_k.weight", &L.wk, {E, K}, true});
+    ts.push_back({p + "attn_v.weight", &L.wv, {E, K}, true});
+    ts.push_back({p + "attn_output.weight", &L.wo, {Q, E}, true});
     if (!L.bq.empty()) {
       ts.push_back({p + "attn_q.bias", &L.bq, {Q}});
       ts.push_back({p + "attn_k.bias", &L.bk, {K}});
@@ -104,15 +107,25 @@ inline bool write_tiny_gguf(const TinySpec& s, const TinyWeights& w, const std::
       ts.push_back({p + "attn_k_norm.weight", &L.k_norm, {uint64_t(s.head_dim)}});
     }
     ts.push_back({p + "ffn_norm.weight", &L.ffn_norm, {E}});
-    ts.push_back({p + "ffn_gate.weight", &L.gate, {E, F}});
-    ts.push_back({p + "ffn_up.weight", &L.up, {E, F}});
-    ts.push_back({p + "ffn_down.weight", &L.down, {F, E}});
+    ts.push_back({p + "ffn_gate.weight", &L.gate, {E, F}, true});
+    ts.push_back({p + "ffn_up.weight", &L.up, {E, F}, true});
+    ts.push_back({p + "ffn_down.weight", &L.down, {F, E}, true});
   }
-  for (const auto& t : ts) g.add_tensor(t.name, DType::F32, t.ne);
+  for (const auto& t : ts) g.add_tensor(t.name, t.matrix ? matrix_type : DType::F32, t.ne);
   auto st = g.begin(path);
   if (!st) { *err = st.error().message; return false; }
+  std::vector<uint8_t> q;
   for (const auto& t : ts) {
-    st = g.write_tensor_data(t.d->data(), t.d->size() * sizeof(float));
+    if (t.matrix && matrix_type != DType::F32) {
+      const int64_t cols = int64_t(t.ne[0]), rows = int64_t(t.ne[1]);
+      const size_t row_bytes = dtype_row_bytes(matrix_type, uint64_t(cols));
+      q.resize(row_bytes * size_t(rows));
+      for (int64_t r = 0; r < rows; ++r)
+        quantize_row(matrix_type, t.d->data() + r * cols, q.data() + size_t(r) * row_bytes, cols, QuantEffort::kFast);
+      st = g.write_tensor_data(q.data(), q.size());
+    } else {
+      st = g.write_tensor_data(t.d->data(), t.d->size() * sizeof(float));
+    }
     if (!st) { *err = st.error().message; return false; }
   }
   st = g.finish();
