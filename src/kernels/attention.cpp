@@ -149,7 +149,7 @@ void attention_block(const float* q, int64_t ldq, int n_q, const int32_t* n_kv, 
   // sequence (a score is one dot product; an output column adds p * V in position order), so
   // every output is bit-identical to attending the token alone.
   // Query vectors served by one pass over K and one over V: the ISA kernels' run (at most kMaxRun).
-  constexpr int kMaxRun = 8;
+  constexpr int kMaxRun = 32;
   const int run = fast.run;
   NT_CHECK(run >= 1 && run <= kMaxRun);
   thread_local std::vector<float> scores;

@@ -74,7 +74,7 @@ void scores_group(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_byt
   int n_blk = 0;
   int32_t blk_pos = 0;
   const __m256 scale_v = _mm256_set1_ps(scale);
-  constexpr int kMaxG = 8;
+  constexpr int kMaxG = 32;
   NT_CHECK(n_g <= kMaxG);
   __m256 mxv[kMaxG];
   for (int g = 0; g < n_g; ++g) mxv[g] = _mm256_set1_ps(-__builtin_inff());
@@ -175,11 +175,14 @@ void weighted_cols_g(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_
   for (int j0 = 0; j0 < nv; j0 += kCh<G>) kCols[nv - j0 < kCh<G> ? nv - j0 : kCh<G>](spans, n_spans, n_kv, row_bytes, off, p, out, j0);
 }
 
-// Query vectors in threes (head_dim <= 32: 4 columns, 12 accumulators), then pairs, then one.
+// Query vectors in sixes or fours (2 or 3 columns per pass: each V vector widened once for more
+// of them), threes (head_dim <= 32: 4 columns, 12 accumulators), then pairs, then one.
 template <DType kT>
 void weighted_group(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_bytes, size_t off,
                     const float* const* p, int n_g, float* const* out, int nv) {
   int g = 0;
+  for (; g + 6 <= n_g; g += 6) weighted_cols_g<6, kT>(spans, n_spans, n_kv, row_bytes, off, p + g, out + g, nv);
+  for (; g + 4 <= n_g; g += 4) weighted_cols_g<4, kT>(spans, n_spans, n_kv, row_bytes, off, p + g, out + g, nv);
   if (nv <= 4)
     for (; g + 3 <= n_g; g += 3) weighted_cols_g<3, kT>(spans, n_spans, n_kv, row_bytes, off, p + g, out + g, nv);
   for (; g + 2 <= n_g; g += 2) weighted_cols_g<2, kT>(spans, n_spans, n_kv, row_bytes, off, p + g, out + g, nv);
@@ -201,9 +204,9 @@ void weighted_nv(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_byte
 template <int NV>
 AttnRowKernels kernels_for(DType k_type, DType v_type) {
   AttnRowKernels r;
-  // Runs of six query vectors: two whole 4 x 3 score tiles (a run of four is a tile and a query
-  // alone; six was faster in prefill, docs/kernels.md).
-  r.run = 6;
+  // Runs of 16 query vectors (a prefill block of 8 tokens x 2 heads in one pass over K and V):
+  // five 4 x 3 score tiles and a query alone, weighted sums in sixes and a four (docs/kernels.md).
+  r.run = 16;
   switch (k_type) {
     case DType::F32: r.scores = scores_nv<NV, DType::F32>; break;
     case DType::F16: r.scores = scores_nv<NV, DType::F16>; break;

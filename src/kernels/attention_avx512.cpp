@@ -5,49 +5,14 @@
 // sequence of kv_dot / kv_axpy (16-lane FMA in dimension order + hsum512; output FMAs in position
 // order from zero), so results are bit-identical to the row-op path. Scores reduce 16 positions'
 // sums together (same pairings as hsum512); both passes serve the query heads of one KV head
-// together (one K or V load for all).
+// together (one K or V load for all). More than four query vectors at once (prefill runs) go to
+// the tiled passes (attention_tile_avx512.cpp).
+#include "kernels/attention_avx512.h"
 #include "kernels/kernels_internal.h"
 #include "kernels/kv_rows.h"
-#include "kernels/simd_avx512.h"
 
 namespace nt::detail {
 namespace {
-
-// 16 elements of a K / V row of type kT (F32, F16 or BF16) at element i, widened to f32.
-template <DType kT>
-inline __m512 load16(const uint8_t* row, int i) {
-  if constexpr (kT == DType::F16) {
-    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + 2 * i)));
-  } else if constexpr (kT == DType::BF16) {  // bf16 is the high half of an f32
-    const __m512i w = _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + 2 * i)));
-    return _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
-  } else {
-    static_assert(kT == DType::F32);
-    return _mm512_loadu_ps(reinterpret_cast<const float*>(row) + i);
-  }
-}
-
-// The horizontal sums of 16 accumulators at once: out lane p = hsum512(a[p]), bit for bit. Each
-// add pairs the same two values hsum512 pairs (lane i with i + 8, then i + 4, i + 2, i + 1), only
-// 16 sums share every shuffle and add (46 instructions instead of 16 x 7).
-inline __m512 hsum512_x16(const __m512 (&a)[16]) {
-  __m512 x[8], y[4], z[2];
-  for (int k = 0; k < 8; ++k)  // lanes 0-7: a[2k] lo256 + hi256; lanes 8-15: a[2k + 1]
-    x[k] = _mm512_add_ps(_mm512_shuffle_f32x4(a[2 * k], a[2 * k + 1], _MM_SHUFFLE(1, 0, 1, 0)),
-                         _mm512_shuffle_f32x4(a[2 * k], a[2 * k + 1], _MM_SHUFFLE(3, 2, 3, 2)));
-  for (int k = 0; k < 4; ++k)  // 128-bit lane m: a[4k + m] lo128 + hi128 of those
-    y[k] = _mm512_add_ps(_mm512_shuffle_f32x4(x[2 * k], x[2 * k + 1], _MM_SHUFFLE(2, 0, 2, 0)),
-                         _mm512_shuffle_f32x4(x[2 * k], x[2 * k + 1], _MM_SHUFFLE(3, 1, 3, 1)));
-  for (int k = 0; k < 2; ++k) {  // 128-bit lane m: [b0 + b2, b1 + b3] of a[8k + m], then of a[8k + 4 + m]
-    const __m512d lo = _mm512_unpacklo_pd(_mm512_castps_pd(y[2 * k]), _mm512_castps_pd(y[2 * k + 1]));
-    const __m512d hi = _mm512_unpackhi_pd(_mm512_castps_pd(y[2 * k]), _mm512_castps_pd(y[2 * k + 1]));
-    z[k] = _mm512_add_ps(_mm512_castpd_ps(lo), _mm512_castpd_ps(hi));
-  }
-  // 128-bit lane m: [c0 + c1] of a[m], a[4 + m], a[8 + m], a[12 + m]; then lane 4m + j -> lane 4j + m.
-  const __m512 w = _mm512_add_ps(_mm512_shuffle_ps(z[0], z[1], _MM_SHUFFLE(2, 0, 2, 0)),
-                                 _mm512_shuffle_ps(z[0], z[1], _MM_SHUFFLE(3, 1, 3, 1)));
-  return _mm512_permutexvar_ps(_mm512_set_epi32(15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0), w);
-}
 
 // scores[pos] = dot(q, K[pos]) * scale for the first n_kv positions; returns their maximum.
 // Positions go 16 at a time (their sums reduced together) while q fits beside 16 accumulators.
@@ -157,6 +122,7 @@ void scores_rows_g(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_by
 template <int NV, DType kT>
 void scores_group(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_bytes, size_t off, const float* const* q,
                   int n_g, float scale, float* const* scores, float* mx) {
+  if (n_g > 4) return scores_tiles<NV, kT>(spans, n_spans, n_kv, row_bytes, off, q, n_g, scale, scores, mx);
   if constexpr (NV <= 8) {  // 4 x G accumulators, 4 K rows and a q register
     if (n_g == 2) return scores_rows_g<NV, kT, 2>(spans, n_spans, n_kv, row_bytes, off, q, scale, scores, mx);
     if (n_g == 3) return scores_rows_g<NV, kT, 3>(spans, n_spans, n_kv, row_bytes, off, q, scale, scores, mx);
@@ -200,7 +166,8 @@ void weighted_rows_g(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_
 template <int NV, DType kT>
 void weighted_group(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_bytes, size_t off,
                     const float* const* p, int n_g, float* const* out) {
-  // G x NV accumulators beside G broadcasts and a V register.
+  // G x NV accumulators beside G broadcasts and a V register; more vectors take the tiles.
+  if (n_g > 4 || (n_g > 1 && n_g * NV > 24)) return weighted_tiles<NV, kT>(spans, n_spans, n_kv, row_bytes, off, p, n_g, out);
   if constexpr (2 * NV <= 24) if (n_g == 2) return weighted_rows_g<NV, kT, 2>(spans, n_spans, n_kv, row_bytes, off, p, out);
   if constexpr (3 * NV <= 24) if (n_g == 3) return weighted_rows_g<NV, kT, 3>(spans, n_spans, n_kv, row_bytes, off, p, out);
   if constexpr (4 * NV <= 24) if (n_g == 4) return weighted_rows_g<NV, kT, 4>(spans, n_spans, n_kv, row_bytes, off, p, out);
@@ -210,6 +177,7 @@ void weighted_group(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_b
 template <int NV>
 AttnRowKernels kernels_for(DType k_type, DType v_type) {
   AttnRowKernels r;
+  r.run = kTileMaxVectors;
   switch (k_type) {
     case DType::F32: r.scores = scores_group<NV, DType::F32>; break;
     case DType::F16: r.scores = scores_group<NV, DType::F16>; break;

@@ -77,7 +77,7 @@ struct AttnRowKernels {
                  int n_g, float scale, float* const* scores, float* mx) = nullptr;
   void (*weighted)(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_bytes, size_t off,
                    const float* const* p, int n_g, float* const* out) = nullptr;
-  // Query vectors the two passes take at once in prefill (attention_block's runs; n_g <= run <= 8).
+  // Query vectors the two passes take at once in prefill (attention_block's runs; n_g <= run <= 32).
   int run = 4;
 };
 AttnRowKernels attn_row_kernels_avx512(int head_dim, DType k_type, DType v_type);
