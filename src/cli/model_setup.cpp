@@ -30,7 +30,8 @@ void add_engine_options(CLI::App& app, EngineArgs& a) {
                      std::to_string(a.state_snapshot_every) + ")");
   app.add_option("--state-snapshots", a.state_snapshots,
                  "hybrid models: recurrent-state snapshots kept for prefix reuse, least recently used dropped "
-                 "first; -1 = -np + 2, 0 = no prefix reuse (default -1)");
+                 "first (prompt ends off the 64-token prefill windows before any other); -1 = -np + 2, 0 = no "
+                 "prefix reuse (default -1)");
 }
 
 Status check_engine_args(const EngineArgs& a) {

@@ -223,8 +223,13 @@ void Engine::save_state_snapshots(const StepPlan& plan) {
   for (const ScheduledChunk& c : plan.chunks) {
     if (!c.snapshot_after) continue;
     const int32_t end = c.start + c.n;
+    // One that serves only prompts ending in its own window is spare: evicted first, never pushing
+    // another out (its request keeps one at that window's start, when above 0).
+    const SnapshotRank rank = serves_longer_prompts(end, sched_.snapshot_every(), sched_.prefill_alignment())
+                                  ? SnapshotRank::Full
+                                  : SnapshotRank::Spare;
     snaps_->save(kv_->prefix_key(c.req->seq, end), std::span<const int32_t>(c.req->tokens).first(size_t(end)),
-                 rs_->state(c.req->seq), static_cast<int32_t>(static_cast<RequestState&>(*c.req).n_prompt));
+                 rs_->state(c.req->seq), static_cast<int32_t>(static_cast<RequestState&>(*c.req).n_prompt), rank);
   }
 }
 

@@ -15,11 +15,17 @@ Scheduler::Scheduler(KvCacheManager& kv, int token_budget, int max_running)
 bool is_snapshot_point(int32_t end, size_t n_tokens, int block_size, int every, int align) {
   if (end <= 0 || end % block_size != 0 || n_tokens == 0) return false;
   auto last_boundary = static_cast<int32_t>((n_tokens - 1) / size_t(block_size)) * block_size;
-  if (align > 0 && last_boundary % align != 0 && last_boundary / align * align + align <= static_cast<int64_t>(n_tokens)) {
+  int32_t aligned = last_boundary;  // the end of the last whole window before the final token
+  if (align > 0) {
     const int32_t both = std::lcm(block_size, align);
-    last_boundary = last_boundary / both * both;
+    aligned = last_boundary / both * both;
+    if (last_boundary / align * align + align <= static_cast<int64_t>(n_tokens)) last_boundary = aligned;
   }
-  return end == last_boundary || (every > 0 && end % every == 0);
+  return end == last_boundary || end == aligned || (every > 0 && end % every == 0);
+}
+
+bool serves_longer_prompts(int32_t len, int every, int align) {
+  return align <= 0 || len % align == 0 || (every > 0 && len % every == 0);
 }
 
 bool is_bit_exact_resume(int32_t len, int32_t chunked_until, size_t n_tokens, int every, int align) {

@@ -53,8 +53,15 @@ struct ScheduledChunk {
 // token (its prompt's end, rounded down to a block) or a multiple of `every` (0: none). With a
 // prefill alignment `align` (set_prefill_alignment), a last boundary inside a whole window of
 // align positions before the final token (n_tokens a multiple of align) moves down to a multiple
-// of both, so the window is not cut and prefills in chunked form as when recomputed.
+// of both, so the window is not cut and prefills in chunked form as when recomputed; and the
+// multiple of both below the last boundary is a point too (when above 0): a longer prompt filling
+// the window the end falls in (a chat's next turn) resumes there, bit for bit.
 bool is_snapshot_point(int32_t end, size_t n_tokens, int block_size, int every, int align = 0);
+// Whether a snapshot at `len` may resume a prompt that fills the window of align positions len
+// falls in (is_bit_exact_resume): len a multiple of align or of `every`, or no alignment (align 0).
+// Otherwise it serves only prompts ending inside that window, and its prompt keeps one at the
+// window's start too (is_snapshot_point).
+bool serves_longer_prompts(int32_t len, int every, int align);
 // Whether a request of n_tokens tokens (prompt + generated) resuming at a snapshot taken at `len`
 // by a request whose prompt ended at `chunked_until` computes what it computes from its start, bit
 // for bit, under a prefill alignment `align` (0: always): every whole window of align positions
@@ -105,6 +112,8 @@ class Scheduler {
   size_t n_waiting() const { return waiting_.size(); }
   int token_budget() const { return token_budget_; }
   int max_running() const { return max_running_; }
+  int snapshot_every() const { return snapshot_every_; }
+  int prefill_alignment() const { return align_; }  // 0: none
 
  private:
   // Reserves n tokens for running request r, preempting the youngest running requests while the

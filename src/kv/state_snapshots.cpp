@@ -13,7 +13,8 @@ StateSnapshots::StateSnapshots(int64_t floats_per_state, int max_snapshots)
   NT_CHECK(floats_per_state > 0 && max_snapshots >= 1);
 }
 
-void StateSnapshots::save(uint64_t key, std::span<const int32_t> tokens, const float* state, int32_t chunked_until) {
+void StateSnapshots::save(uint64_t key, std::span<const int32_t> tokens, const float* state, int32_t chunked_until,
+                          SnapshotRank rank) {
   auto it = by_key_.find(key);
   if (it != by_key_.end()) {
     // The same prefix gives the same state; a different one under the same key (a collision) replaces it.
@@ -22,21 +23,30 @@ void StateSnapshots::save(uint64_t key, std::span<const int32_t> tokens, const f
       e.tokens.assign(tokens.begin(), tokens.end());
       std::copy_n(state, floats_, e.data.get());
       e.chunked_until = chunked_until;
+      e.rank = rank;
     }
     lru_.splice(lru_.end(), lru_, it->second);
     ++saved_;
     return;
   }
   Entry e;
-  if (static_cast<int>(lru_.size()) >= max_) {  // reuse the least recently used one's buffer
-    e = std::move(lru_.front());
+  if (static_cast<int>(lru_.size()) >= max_) {
+    // Reuse the buffer of the least recently used spare one, else (for a full one) of the least
+    // recently used; a spare one never pushes a full one out.
+    auto victim = std::find_if(lru_.begin(), lru_.end(), [](const Entry& x) { return x.rank == SnapshotRank::Spare; });
+    if (victim == lru_.end()) {
+      if (rank == SnapshotRank::Spare) return;
+      victim = lru_.begin();
+    }
+    e = std::move(*victim);
     by_key_.erase(e.key);
-    lru_.pop_front();
+    lru_.erase(victim);
   } else {
     e.data = std::make_unique<float[]>(size_t(floats_));
   }
   e.key = key;
   e.chunked_until = chunked_until;
+  e.rank = rank;
   e.tokens.assign(tokens.begin(), tokens.end());
   std::copy_n(state, floats_, e.data.get());
   lru_.push_back(std::move(e));

@@ -3,8 +3,9 @@
 // the KV blocks up to the boundary come from the prefix cache and the state from its snapshot.
 // A snapshot is keyed by the prefix-cache chain key of the block that ends at its boundary and
 // keeps its token ids, so a hit is checked token by token (a key collision is a miss). At most
-// max_snapshots are kept, the least recently saved or used evicted first. A snapshot whose KV
-// blocks were evicted is never used (match_prefix_with_state asks the KV cache first) and ages out.
+// max_snapshots are kept, spare ones (SnapshotRank) then the least recently saved or used evicted
+// first. A snapshot whose KV blocks were evicted is never used (match_prefix_with_state asks the
+// KV cache first) and ages out.
 // Must not know: models, requests, scheduling.
 #pragma once
 
@@ -22,16 +23,22 @@
 
 namespace nt {
 
+// Spare: a snapshot its prompt keeps besides another one below it that serves all it serves but a
+// few tokens (a prompt's end off the chunked-prefill windows, docs/qwen35.md); Full: any other.
+enum class SnapshotRank { Full, Spare };
+
 class StateSnapshots {
  public:
   // floats_per_state: KvLayout::recurrent_floats; max_snapshots >= 1.
   StateSnapshots(int64_t floats_per_state, int max_snapshots);
 
   // Copies `state`, which stands after `tokens` (a whole number of blocks), under `key` (the chain
-  // key of the block ending at tokens.size()); evicts the least recently used beyond the limit.
-  // chunked_until: kept with it for the caller (the position from which the request that computed
-  // it decoded, see Batch::chunked_until); a save of the same tokens keeps the first.
-  void save(uint64_t key, std::span<const int32_t> tokens, const float* state, int32_t chunked_until = INT32_MAX);
+  // key of the block ending at tokens.size()). Beyond the limit it evicts the least recently used
+  // spare one, else the least recently used, but a spare one is dropped rather than evict a full
+  // one. chunked_until: kept with it for the caller (the position from which the request that
+  // computed it decoded, see Batch::chunked_until); a save of the same tokens keeps the first.
+  void save(uint64_t key, std::span<const int32_t> tokens, const float* state, int32_t chunked_until = INT32_MAX,
+            SnapshotRank rank = SnapshotRank::Full);
   // The state saved under `key` after exactly `tokens`, marked most recently used; null when none.
   const float* find(uint64_t key, std::span<const int32_t> tokens, int32_t* chunked_until = nullptr);
 
@@ -49,6 +56,7 @@ class StateSnapshots {
     std::vector<int32_t> tokens;
     std::unique_ptr<float[]> data;
     int32_t chunked_until = INT32_MAX;
+    SnapshotRank rank = SnapshotRank::Full;
   };
   int64_t floats_;
   int max_;

@@ -146,6 +146,25 @@ TEST(PrefillAlignment, APromptEndSnapshotNeverCutsAWholeWindowBeforeTheEnd) {
   EXPECT_TRUE(is_snapshot_point(176, 192, kBlock, 16, kChunk));
 }
 
+TEST(PrefillAlignment, APromptEndSnapshotHasOneAtTheWindowBoundaryBelowIt) {
+  // 150 tokens: the prompt's end rounded down to a block (144) and the multiple of 64 below (128),
+  // which a longer prompt (past 191, filling the window 128..191) resumes from bit for bit.
+  EXPECT_TRUE(is_snapshot_point(144, 150, kBlock, 0, kChunk));
+  EXPECT_TRUE(is_snapshot_point(128, 150, kBlock, 0, kChunk));
+  EXPECT_FALSE(is_snapshot_point(64, 150, kBlock, 0, kChunk));
+  EXPECT_FALSE(is_snapshot_point(128, 150, kBlock, 0));  // without the alignment: the end only
+  EXPECT_FALSE(is_snapshot_point(0, 50, kBlock, 0, kChunk));  // none below 64
+  EXPECT_TRUE(is_snapshot_point(48, 50, kBlock, 0, kChunk));
+  // The long prompt (301 tokens) at a whole budget: cut at 256, then at 288 (the end's block).
+  Scenario sc;
+  sc.budget = 512;
+  sc.n_decoders = 0;
+  sc.snapshot_every = 0;
+  bool aligned = false;
+  EXPECT_EQ(long_prompt_cuts(sc, &aligned), (std::vector<int32_t>{256, 288}));
+  EXPECT_TRUE(aligned);
+}
+
 TEST(PrefillAlignment, ASnapshotResumesOnlyWhereTheWindowsAgree) {
   // Taken at 96 at the end of a 100-token prompt: fine for a prompt ending before 128 (its window
   // 64..127 is not whole, token by token either way), not for a longer one.

@@ -199,8 +199,9 @@ TEST(EngineQwen35, APromptSharingAFinishedOnesPrefixResumesFromItsSnapshot) {
   h.run();
   ASSERT_EQ(h.out[first].reason, FinishReason::Length) << h.out[first].error.message;
   EXPECT_EQ(h.out[first].stats.cached_tokens, 0);
-  EXPECT_EQ(h.eng->stats().state_snapshots, 1);  // at 96: the prompt's end rounded down to a block
-  EXPECT_EQ(h.eng->stats().state_snapshot_bytes, int64_t(h.eng->recurrent_bytes_per_seq()));
+  // At 96 (the prompt's end rounded down to a block) and 64 (the window boundary below it).
+  EXPECT_EQ(h.eng->stats().state_snapshots, 2);
+  EXPECT_EQ(h.eng->stats().state_snapshot_bytes, 2 * int64_t(h.eng->recurrent_bytes_per_seq()));
 
   // The same prompt again: resumed at 96, the last 4 tokens computed; the same tokens and log-probs.
   const RequestId again = h.submit(p);
@@ -265,10 +266,10 @@ TEST(EngineQwen35, SnapshotsResumeLongerPromptsOnlyWhereTheResultStaysBitForBit)
   struct Case {
     int first_prompt, first_gen, every, extra, cached;
   };
-  // 100: the snapshot at 96 cuts the window 64..127 the 200-token continuation fills: not used.
-  // 130: the one at 128 is a window boundary: used. 70 + 80 generated, snapshots every 64: the
+  // 100: the snapshot at 96 cuts the window 64..127 the 200-token continuation fills: not used,
+  // the one at 64 is. 130: the one at 128 is a window boundary: used. 70 + 80 generated, snapshots every 64: the
   // one at 128 follows the decoded 70..127, which the continuation prefills: it resumes at 64.
-  for (const Case& k : {Case{100, 8, 0, 92, 0}, Case{130, 8, 0, 62, 128}, Case{70, 80, 64, 40, 64}}) {
+  for (const Case& k : {Case{100, 8, 0, 92, 64}, Case{130, 8, 0, 62, 128}, Case{70, 80, 64, 40, 64}}) {
     EngineOptions o = test::opts(512, 4, 1024, 8);
     o.state_snapshot_every = k.every;
     Qwen35Harness h(o);
@@ -285,6 +286,36 @@ TEST(EngineQwen35, SnapshotsResumeLongerPromptsOnlyWhereTheResultStaysBitForBit)
     EXPECT_EQ(h.out[turn2].tokens, cold.tokens) << "first prompt " << k.first_prompt;
     EXPECT_EQ(h.out[turn2].logprobs, cold.logprobs) << "first prompt " << k.first_prompt;
   }
+}
+
+// A chat's next turn continues the previous prompt past the window of 64 its end falls in: the
+// snapshot at that end (144) cuts a window the new prompt fills, so the prompt keeps one at the
+// window boundary below its end (128) too, and the next turn resumes there, as computed cold.
+TEST(EngineQwen35, AChatsNextTurnResumesAtTheWindowBoundaryBelowThePreviousPromptsEnd) {
+  NT_REQUIRE_SHARED();
+  Qwen35Harness h(test::opts(512, 4, 1024, 8));
+  ASSERT_TRUE(h.eng);
+  const RequestParams p = request(prompt_of(150, 12, kVocab), 8, 4);
+  const RequestId first = h.submit(p);
+  h.run();
+  ASSERT_EQ(h.out[first].reason, FinishReason::Length) << h.out[first].error.message;
+  EXPECT_EQ(h.eng->stats().state_snapshots, 2);  // at 128 and at 144
+  // The same prompt again resumes at its end's block (144): the last 6 tokens computed.
+  const RequestId again = h.submit(p);
+  h.run();
+  EXPECT_EQ(h.out[again].stats.cached_tokens, 144);
+  EXPECT_EQ(h.out[again].tokens, h.out[first].tokens);
+  EXPECT_EQ(h.out[again].logprobs, h.out[first].logprobs);
+  // The next turn: 150 + 8 generated + 40 = 198 tokens, so 144 would cut its window 128..191.
+  const RequestParams next = request(continuation(p, h.out[first], 40, 82), 8, 5);
+  ASSERT_EQ(next.prompt.size(), 198u);
+  const RequestId turn2 = h.submit(next);
+  h.run();
+  EXPECT_EQ(h.out[turn2].stats.cached_tokens, 128);
+  const Outcome cold = alone(next);
+  EXPECT_EQ(cold.stats.cached_tokens, 0);
+  EXPECT_EQ(h.out[turn2].tokens, cold.tokens);
+  EXPECT_EQ(h.out[turn2].logprobs, cold.logprobs);
 }
 
 TEST(EngineQwen35, EvictedSnapshotsOrKvBlocksFallBackToComputing) {

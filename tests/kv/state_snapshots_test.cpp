@@ -121,6 +121,34 @@ TEST(StateSnapshots, APromptResumesAtTheLongestCachedPrefixWithASnapshot) {
   m->free_seq(f);
 }
 
+// A spare snapshot (one whose prompt keeps another below it that serves nearly all it serves) is
+// evicted before any other and never pushes another out: taking two per prompt keeps as many
+// prompts resumable as one per prompt did.
+TEST(StateSnapshots, SpareOnesGoFirstAndNeverPushOthersOut) {
+  StateSnapshots s(kFloats, 2);
+  const auto a = tokens(8, 1), b = tokens(8, 100), c = tokens(8, 200), d = tokens(8, 300);
+  s.save(1, a, state_of(1).data());
+  s.save(2, b, state_of(2).data(), INT32_MAX, SnapshotRank::Spare);
+  s.save(3, c, state_of(3).data());  // evicts the spare 2, though 1 is older
+  EXPECT_EQ(s.find(2, b), nullptr);
+  ASSERT_NE(s.find(1, a), nullptr);
+  ASSERT_NE(s.find(3, c), nullptr);
+  s.save(4, d, state_of(4).data(), INT32_MAX, SnapshotRank::Spare);  // full of others: not kept
+  EXPECT_EQ(s.find(4, d), nullptr);
+  EXPECT_EQ(s.size(), 2);
+  EXPECT_EQ(s.saved(), 3);
+  s.save(1, a, state_of(1).data());  // the same again: stays
+  s.save(5, d, state_of(5).data());  // no spare: the least recently used (3) goes
+  EXPECT_EQ(s.find(3, c), nullptr);
+  ASSERT_NE(s.find(1, a), nullptr);
+  // A spare one replaces a spare one.
+  StateSnapshots one(kFloats, 1);
+  one.save(1, a, state_of(1).data(), INT32_MAX, SnapshotRank::Spare);
+  one.save(2, b, state_of(2).data(), INT32_MAX, SnapshotRank::Spare);
+  EXPECT_EQ(one.find(1, a), nullptr);
+  ASSERT_NE(one.find(2, b), nullptr);
+}
+
 TEST(StateSnapshots, KeepWhereTheirPromptEndedAndAFilterCanRefuseThem) {
   StateSnapshots s(kFloats, 4);
   const auto a = tokens(8, 1);

@@ -101,15 +101,22 @@ TEST(ServeQwen35, CompletionsBatchedWithOthersAreWhatEachIsAlone) {
   EXPECT_EQ(s.srv->ready(), true);
 }
 
-// A chat completion of `messages` (greedy, 16 tokens): the reply's text and the prompt's cached tokens.
-std::pair<std::string, int64_t> chat(Served& s, const nlohmann::json& messages) {
+struct ChatAnswer {
+  std::string reply;
+  int64_t prompt_tokens = -1, cached_tokens = -1;
+};
+
+// A chat completion of `messages` (greedy, 16 tokens): the reply's text, the prompt's length and
+// its cached tokens.
+ChatAnswer chat(Served& s, const nlohmann::json& messages) {
   httplib::Client c("127.0.0.1", s.srv->port());
   c.set_read_timeout(std::chrono::seconds(60));
   const nlohmann::json req = {{"messages", messages}, {"max_tokens", 16}, {"temperature", 0}};
   HttpAnswer a = post_json(c, "/v1/chat/completions", req.dump());
   EXPECT_EQ(a.status, 200) << a.raw;
-  if (a.status != 200) return {"", -1};
+  if (a.status != 200) return {};
   return {a.body["choices"][0]["message"]["content"].get<std::string>(),
+          a.body["usage"]["prompt_tokens"].get<int64_t>(),
           a.body["usage"]["prompt_tokens_details"]["cached_tokens"].get<int64_t>()};
 }
 
@@ -124,13 +131,22 @@ TEST(ServeQwen35, AChatsSecondTurnResumesFromTheFirstTurnsStateSnapshot) {
   nlohmann::json messages = nlohmann::json::array({{{"role", "user"}, {"content", first_user}}});
   Served s(eo);
   ASSERT_TRUE(s.st.ok() && s.srv->ready()) << (s.st.ok() ? "not ready" : s.st.error().message);
-  const auto [reply, cached1] = chat(s, messages);
-  EXPECT_EQ(cached1, 0);
-  messages.push_back({{"role", "assistant"}, {"content", reply}});
-  messages.push_back({{"role", "user"}, {"content", "And then what happened?"}});
-  const auto [reply2, cached2] = chat(s, messages);
-  EXPECT_GT(cached2, 0);
-  EXPECT_EQ(cached2 % 32, 0);
+  const ChatAnswer t1 = chat(s, messages);
+  EXPECT_EQ(t1.cached_tokens, 0);
+  messages.push_back({{"role", "assistant"}, {"content", t1.reply}});
+  // Long enough to fill the window of 64 past the first prompt's end: the snapshot at that end
+  // (rounded down to a block) would cut it, so the one at the window boundary below serves.
+  messages.push_back({{"role", "user"}, {"content", "And then what happened? Tell me about her bees, the forest, "
+                                                    "the village and the people who came to buy her honey."}});
+  const ChatAnswer t2 = chat(s, messages);
+  // Resumed at the multiple of 64 (the chunked prefill's window) below the first prompt's last
+  // token, whose snapshot the first turn kept; the second prompt fills the window past it.
+  ASSERT_GT(t1.prompt_tokens, 64);
+  const int64_t aligned = (t1.prompt_tokens - 1) / 64 * 64;
+  ASSERT_GE(t2.prompt_tokens, aligned + 64) << "the second turn should fill the window past " << aligned << ": "
+                                             << t1.prompt_tokens << " then " << t2.prompt_tokens << " tokens";
+  EXPECT_EQ(t2.cached_tokens, aligned) << "first prompt " << t1.prompt_tokens << " tokens, second "
+                                       << t2.prompt_tokens;
   httplib::Client c("127.0.0.1", s.srv->port());
   const HttpAnswer m = get(c, "/metrics");
   EXPECT_GE(metric_value(m.raw, "nexttok_state_snapshot_hits_total"), 1.0) << m.raw;
@@ -138,9 +154,9 @@ TEST(ServeQwen35, AChatsSecondTurnResumesFromTheFirstTurnsStateSnapshot) {
 
   Served fresh(eo);  // computed from its start
   ASSERT_TRUE(fresh.st.ok() && fresh.srv->ready());
-  const auto [cold, cached_cold] = chat(fresh, messages);
-  EXPECT_EQ(cached_cold, 0);
-  EXPECT_EQ(reply2, cold);
+  const ChatAnswer cold = chat(fresh, messages);
+  EXPECT_EQ(cold.cached_tokens, 0);
+  EXPECT_EQ(t2.reply, cold.reply);
 }
 
 }  // namespace
