@@ -10,7 +10,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
+#include <random>
 #include <vector>
 
 #include "sampling/sampler.h"
@@ -208,6 +210,43 @@ TEST(Sampler, GreedyIsArgmaxAndReportsProbabilities) {
   EXPECT_EQ(info.top[1].token, 3);
   EXPECT_NEAR(info.top[0].prob, info.top[1].prob, 1e-7);
   EXPECT_GT(info.entropy, 0.0);
+}
+
+// The raw greedy path (no bias, penalties or step info) scans the logits in vector-friendly passes:
+// it must pick what a plain strict-greater scan picks: the lowest id of the largest logit, NaN
+// never, id 0 when no logit exceeds -inf; lengths around the 16-lane blocks and the vocab size.
+TEST(Sampler, GreedyRawArgmaxIsTheFirstLargestLogit) {
+  auto scan = [](const std::vector<float>& x) {
+    size_t best = 0;
+    float best_l = -std::numeric_limits<float>::infinity();
+    for (size_t i = 0; i < x.size(); ++i)
+      if (x[i] > best_l) best_l = x[i], best = i;
+    return static_cast<int32_t>(best);
+  };
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  std::mt19937 rng(5);
+  SamplerParams p;
+  p.temp = 0.0f;
+  for (size_t n : {size_t(1), size_t(2), size_t(15), size_t(16), size_t(17), size_t(40), size_t(151936)}) {
+    Sampler s(p, static_cast<int32_t>(n), 0);
+    auto pick = [&] { return std::uniform_int_distribution<size_t>(0, n - 1)(rng); };
+    for (int trial = 0; trial < 24; ++trial) {
+      std::vector<float> x(n);
+      std::normal_distribution<float> nd(0.0f, 3.0f);
+      for (float& v : x) v = nd(rng);
+      switch (trial % 8) {
+        case 1: x[pick()] = 20.0f, x[pick()] = 20.0f; break;                     // ties
+        case 2: for (int k = 0; k < 5; ++k) x[pick()] = nan; x[0] = nan; break;  // NaN never wins
+        case 3: x[pick()] = inf, x[pick()] = inf; break;
+        case 4: std::fill(x.begin(), x.end(), nan); break;
+        case 5: std::fill(x.begin(), x.end(), -inf); x[pick()] = nan; break;
+        case 6: x[n - 1] = 30.0f; break;                                        // past the last whole block
+        case 7: std::fill(x.begin(), x.end(), -0.0f); x[pick()] = 0.0f; break;  // +0 == -0: the first
+        default: break;
+      }
+      EXPECT_EQ(s.sample(x), scan(x)) << "n " << n << " trial " << trial;
+    }
+  }
 }
 
 TEST(Sampler, GreedyRespectsBias) {
