@@ -45,7 +45,9 @@ struct EngineOptions {
   // to a block) and at every multiple of this many tokens (a multiple of block_size; 0: prompt ends
   // only), so a later request sharing the prefix resumes at the latest snapshot inside it.
   int state_snapshot_every = 512;
-  int state_snapshots = -1;  // snapshots kept at most (LRU); -1: n_parallel + 2; 0: no prefix reuse
+  // Snapshots kept at most (spare ones evicted first, then least recently used); -1: n_parallel + 2;
+  // 0: no prefix reuse.
+  int state_snapshots = -1;
 };
 
 // A snapshot of the engine's counters (totals since creation), readable from any thread.
