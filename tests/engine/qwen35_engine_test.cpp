@@ -21,20 +21,7 @@ using test::request;
 
 constexpr int kVocab = 32000;
 
-// The model of GoldenSynth.Qwen35_F32 (tests/golden/data/synth_models.txt), written once.
-const std::string& model_path() {
-  static const std::string path = [] {
-    const std::string p = test::temp_dir() + "/qwen35-engine.gguf";
-    auto r = test::run_nexttok({"synth", "--arch", "qwen35", "--n-embd", "64", "--n-layer", "4", "--n-head", "2",
-                                "--n-head-kv", "1", "--head-dim", "48", "--n-ff", "128", "--rope-dims", "12",
-                                "--ssm-state", "16", "--ssm-groups", "2", "--ssm-heads", "4", "--full-attn-interval",
-                                "2", "-c", "1024", "--tie-embeddings", "--type", "f32", "--seed", "5", "--vocab",
-                                test::shared_path("vocab/ggml-vocab-llama-spm.gguf"), "-o", p});
-    EXPECT_EQ(r.rc, 0) << r.err;
-    return p;
-  }();
-  return path;
-}
+const std::string& model_path() { return test::qwen35_f32_model(); }
 
 struct Qwen35Harness {
   explicit Qwen35Harness(const EngineOptions& o) {
@@ -65,6 +52,22 @@ Outcome alone(const RequestParams& p) {
   return h.out[id];
 }
 
+// Each request finished by length with the tokens and log-probs it gets alone, and the pool forced
+// at least one preemption among them.
+void expect_each_as_alone_with_preemption(Qwen35Harness& h, const std::vector<RequestParams>& ps,
+                                          const std::vector<RequestId>& ids) {
+  int preempted = 0;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const Outcome& got = h.out[ids[i]];
+    ASSERT_EQ(got.reason, FinishReason::Length) << got.error.message;
+    preempted += got.stats.preemptions;
+    const Outcome ref = alone(ps[i]);
+    EXPECT_EQ(got.tokens, ref.tokens) << "request " << i;
+    EXPECT_EQ(got.logprobs, ref.logprobs) << "request " << i;
+  }
+  EXPECT_GT(preempted, 0) << "the pool was meant to force preemption";
+}
+
 TEST(EngineQwen35, TheCacheHoldsOnlyAttentionLayersAndAStatePerSequence) {
   NT_REQUIRE_SHARED();
   Qwen35Harness h(test::opts(512, 4, 1024, 32));
@@ -88,16 +91,7 @@ TEST(EngineQwen35, RequestsBatchedWithOthersReturnWhatEachReturnsAlone) {
     ids.push_back(h.submit(ps.back()));
   }
   h.run();
-  int preempted = 0;
-  for (size_t i = 0; i < ids.size(); ++i) {
-    const Outcome& got = h.out[ids[i]];
-    ASSERT_EQ(got.reason, FinishReason::Length) << got.error.message;
-    preempted += got.stats.preemptions;
-    const Outcome ref = alone(ps[i]);
-    EXPECT_EQ(got.tokens, ref.tokens) << "request " << i;
-    EXPECT_EQ(got.logprobs, ref.logprobs) << "request " << i;
-  }
-  EXPECT_GT(preempted, 0) << "the pool was meant to force preemption";
+  expect_each_as_alone_with_preemption(h, ps, ids);
   const EngineStats st = h.eng->stats();
   EXPECT_EQ(st.recurrent_states, 0);
   EXPECT_EQ(st.recurrent_bytes, 0);
@@ -149,16 +143,7 @@ TEST(EngineQwen35, RequestsPreemptedAfterLongGenerationsReturnWhatEachReturnsAlo
     ids.push_back(h.submit(ps.back()));
   }
   h.run();
-  int preempted = 0;
-  for (size_t i = 0; i < ids.size(); ++i) {
-    const Outcome& got = h.out[ids[i]];
-    ASSERT_EQ(got.reason, FinishReason::Length) << got.error.message;
-    preempted += got.stats.preemptions;
-    const Outcome ref = alone(ps[i]);
-    EXPECT_EQ(got.tokens, ref.tokens) << "request " << i;
-    EXPECT_EQ(got.logprobs, ref.logprobs) << "request " << i;
-  }
-  EXPECT_GT(preempted, 0) << "the pool was meant to force preemption";
+  expect_each_as_alone_with_preemption(h, ps, ids);
 }
 
 TEST(EngineQwen35, StatesAreHeldWhileRunningAndFreedOnCancelAndFinish) {

@@ -14,19 +14,7 @@ namespace {
 
 using test::run_nexttok;
 
-const std::string& qwen35_model() {
-  static const std::string path = [] {
-    const std::string p = test::temp_dir() + "/qwen35-chat.gguf";
-    auto r = run_nexttok({"synth", "--arch", "qwen35", "--n-embd", "64", "--n-layer", "4", "--n-head", "2",
-                          "--n-head-kv", "1", "--head-dim", "48", "--n-ff", "128", "--rope-dims", "12", "--ssm-state",
-                          "16", "--ssm-groups", "2", "--ssm-heads", "4", "--full-attn-interval", "2", "-c", "1024",
-                          "--tie-embeddings", "--type", "f32", "--seed", "5", "--vocab",
-                          test::shared_path("vocab/ggml-vocab-llama-spm.gguf"), "-o", p});
-    EXPECT_EQ(r.rc, 0) << r.err;
-    return p;
-  }();
-  return path;
-}
+const std::string& qwen35_model() { return test::qwen35_f32_model(); }
 
 std::vector<std::pair<int, int>> turn_stats(const std::string& err) {
   std::vector<std::pair<int, int>> out;  // (reused, prefilled) per turn

@@ -18,19 +18,7 @@ namespace {
 
 constexpr double kGoldenF32LogitTol = 0.02;  // ../shared/tools/golden_compare.py, F32 models
 
-const std::string& model_path() {
-  static const std::string path = [] {
-    const std::string p = test::temp_dir() + "/qwen35-prefill.gguf";
-    auto r = test::run_nexttok({"synth", "--arch", "qwen35", "--n-embd", "64", "--n-layer", "4", "--n-head", "2",
-                                "--n-head-kv", "1", "--head-dim", "48", "--n-ff", "128", "--rope-dims", "12",
-                                "--ssm-state", "16", "--ssm-groups", "2", "--ssm-heads", "4", "--full-attn-interval",
-                                "2", "-c", "1024", "--tie-embeddings", "--type", "f32", "--seed", "5", "--vocab",
-                                test::shared_path("vocab/ggml-vocab-llama-spm.gguf"), "-o", p});
-    EXPECT_EQ(r.rc, 0) << r.err;
-    return p;
-  }();
-  return path;
-}
+const std::string& model_path() { return test::qwen35_f32_model(); }
 
 std::vector<int32_t> prompt(int n) {
   std::vector<int32_t> t;

@@ -13,19 +13,7 @@
 namespace nt::test {
 namespace {
 
-const std::string& qwen35_path() {
-  static const std::string path = [] {
-    const std::string p = temp_dir() + "/qwen35-serve.gguf";
-    auto r = run_nexttok({"synth", "--arch", "qwen35", "--n-embd", "64", "--n-layer", "4", "--n-head", "2",
-                          "--n-head-kv", "1", "--head-dim", "48", "--n-ff", "128", "--rope-dims", "12", "--ssm-state",
-                          "16", "--ssm-groups", "2", "--ssm-heads", "4", "--full-attn-interval", "2", "-c", "1024",
-                          "--tie-embeddings", "--type", "f32", "--seed", "5", "--vocab",
-                          shared_path("vocab/ggml-vocab-llama-spm.gguf"), "-o", p});
-    EXPECT_EQ(r.rc, 0) << r.err;
-    return p;
-  }();
-  return path;
-}
+const std::string& qwen35_path() { return test::qwen35_f32_model(); }
 
 server::ModelLoader qwen35_loader(EngineOptions eo) {
   return [eo]() -> Result<server::ServedModel> {

@@ -67,6 +67,20 @@ long resident_kib(const void* p) {
   return -1;
 }
 
+const std::string& qwen35_f32_model() {
+  static const std::string path = [] {
+    const std::string p = temp_dir() + "/qwen35-f32.gguf";
+    const CmdResult r = run_nexttok({"synth", "--arch", "qwen35", "--n-embd", "64", "--n-layer", "4", "--n-head", "2",
+                                     "--n-head-kv", "1", "--head-dim", "48", "--n-ff", "128", "--rope-dims", "12",
+                                     "--ssm-state", "16", "--ssm-groups", "2", "--ssm-heads", "4",
+                                     "--full-attn-interval", "2", "-c", "1024", "--tie-embeddings", "--type", "f32",
+                                     "--seed", "5", "--vocab", shared_path("vocab/ggml-vocab-llama-spm.gguf"), "-o", p});
+    EXPECT_EQ(r.rc, 0) << r.err;
+    return p;
+  }();
+  return path;
+}
+
 std::string temp_dir() {
   std::string tmpl = "/tmp/nexttok-test-XXXXXX";
   char* p = ::mkdtemp(tmpl.data());

@@ -25,6 +25,10 @@ struct CmdResult {
 };
 // Runs nexttok with args (no shell), feeding `stdin_data` on stdin.
 CmdResult run_nexttok(const std::vector<std::string>& args, const std::string& stdin_data = "");
+// The model of GoldenSynth.Qwen35_F32 (tests/golden/data/synth_models.txt): a 4-layer qwen35
+// (DeltaNet and attention alternating, head_dim 48 vs n_embd / n_head 32), F32, llama-spm vocabulary.
+// Written once per process by `nexttok synth`; its path. Needs ../shared (NT_REQUIRE_SHARED first).
+const std::string& qwen35_f32_model();
 // Runs any program with args (no shell).
 CmdResult run_program(const std::vector<std::string>& argv, const std::string& stdin_data = "");
 
