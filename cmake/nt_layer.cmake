@@ -8,7 +8,7 @@ function(nt_layer name)
       set_source_files_properties(${f} PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma;-mf16c;-mbmi2")
     elseif(f MATCHES "_avx512\\.cpp$")
       set_source_files_properties(${f} PROPERTIES COMPILE_OPTIONS
-        "-mavx2;-mfma;-mf16c;-mbmi2;-mavx512f;-mavx512bw;-mavx512vl;-mavx512dq;-mavx512vnni;-mavx512vbmi;-mavx512bf16;-mgfni")
+        "-mavx2;-mfma;-mf16c;-mbmi2;-mavx512f;-mavx512bw;-mavx512vl;-mavx512dq;-mavx512vnni;-mavx512vbmi;-mgfni")
     endif()
   endforeach()
   if(srcs)

@@ -35,12 +35,10 @@ SimdLevel detect() {
   const bool avx2 = b & (1u << 5), bmi2 = b & (1u << 8);
   const bool f = b & (1u << 16), dq = b & (1u << 17), bw = b & (1u << 30), vl = b & (1u << 31);
   const bool vnni = c & (1u << 11), vbmi = c & (1u << 1), gfni = c & (1u << 8);
-  unsigned a1 = 0, b1 = 0, c1 = 0, d1 = 0;
-  __cpuid_count(7, 1, a1, b1, c1, d1);
-  const bool bf16 = a1 & (1u << 5);
   if (!(ymm_os && avx2 && fma && f16c && bmi2)) return SimdLevel::Scalar;
-  // GFNI: every CPU with the rest (Sapphire Rapids, Zen 4 and later) has it.
-  if (zmm_os && f && dq && bw && vl && vnni && vbmi && bf16 && gfni) return SimdLevel::Avx512;
+  // GFNI: every CPU with the rest (Ice Lake, Sapphire Rapids, Zen 4 and later) has it. No kernel
+  // uses AVX512-BF16, so Ice Lake (without it) runs the AVX-512 kernels too.
+  if (zmm_os && f && dq && bw && vl && vnni && vbmi && gfni) return SimdLevel::Avx512;
   return SimdLevel::Avx2;
 #else
   return SimdLevel::Scalar;

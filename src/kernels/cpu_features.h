@@ -7,7 +7,7 @@ namespace nt {
 
 enum class SimdLevel { Scalar = 0, Avx2 = 1, Avx512 = 2 };
 
-// What this CPU (and build) supports: Avx2 needs AVX2+FMA+F16C; Avx512 needs F/BW/VL/DQ/VNNI/VBMI/BF16/GFNI
+// What this CPU (and build) supports: Avx2 needs AVX2+FMA+F16C; Avx512 needs F/BW/VL/DQ/VNNI/VBMI/GFNI
 // (Ice Lake server, Sapphire Rapids, Zen 4 and later; older AVX-512 CPUs run the AVX2 kernels).
 SimdLevel cpu_max_simd_level();
 // The level in use: min(cpu_max_simd_level(), NEXTTOK_SIMD cap, override).
