@@ -57,6 +57,7 @@ class BlockPool {
 
   int32_t refcount(int32_t b) const { return blocks_[static_cast<size_t>(b)].refs; }
   bool hashed(int32_t b) const { return blocks_[static_cast<size_t>(b)].has_hash; }
+  uint64_t hash_of(int32_t b) const { return blocks_[static_cast<size_t>(b)].hash; }
 
   // Checks every block against the states above (free list, LRU list and hash index agree with
   // refcounts and hashes). O(n_blocks); for tests and debugging.

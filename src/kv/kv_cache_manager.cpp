@@ -7,145 +7,10 @@
 
 #include "core/check.h"
 #include "core/strings.h"
+#include "kv/kv_cache_group.h"
 #include "kv/prefix_hash.h"
 
 namespace nt {
-
-// One layer group: its pool, its storage, and what identifies each published block.
-struct KvCacheManager::Group {
-  // A sequence's blocks in this group, and the chain key of each full one.
-  struct Table {
-    std::vector<int32_t> blocks;  // -1: a sliding group's block released behind the window
-    std::vector<uint64_t> keys;   // keys[i]: chain key of block i, for the blocks that are full
-    size_t released = 0;          // blocks [0, released) are -1
-  };
-
-  Group(LayerGroup spec_, const KvLayout& lay, int32_t n_blocks)
-      : spec(std::move(spec_)), pool(n_blocks), bs(lay.block_size), k_row_bytes(lay.k_row_bytes()),
-        v_row_bytes(lay.v_row_bytes()) {
-    k_block_bytes = size_t(bs) * k_row_bytes;
-    v_block_bytes = size_t(bs) * v_row_bytes;
-    k_region_bytes = k_block_bytes * size_t(n_blocks);
-    layer_bytes = (k_block_bytes + v_block_bytes) * size_t(n_blocks);
-    storage_bytes = layer_bytes * spec.layers.size();
-    slot_of_layer.assign(size_t(lay.n_layer), -1);
-    for (size_t i = 0; i < spec.layers.size(); ++i) slot_of_layer[size_t(spec.layers[i])] = static_cast<int>(i);
-    block_tokens.assign(size_t(n_blocks) * size_t(bs), 0);
-    block_parent.assign(size_t(n_blocks), 0);
-  }
-
-  // Layer-major storage: for each layer of the group, the K rows of every block, then the V rows
-  // of every block. A sequence's blocks, mostly consecutive ids, then lie close together per layer,
-  // which keeps attention's reads local however small the blocks are.
-  uint8_t* k_base(int32_t b, int slot) {
-    return storage.get() + size_t(slot) * layer_bytes + size_t(b) * k_block_bytes;
-  }
-  uint8_t* v_base(int32_t b, int slot) {
-    return storage.get() + size_t(slot) * layer_bytes + k_region_bytes + size_t(b) * v_block_bytes;
-  }
-
-  // Publishes full block b under key (child of `parent`) and records its tokens for verification.
-  void publish(int32_t b, uint64_t key, uint64_t parent, std::span<const int32_t> tokens) {
-    if (!pool.publish(b, key)) return;  // an equal block is already cached: it stays the shared copy
-    std::copy(tokens.begin(), tokens.end(), block_tokens.begin() + std::ptrdiff_t(size_t(b) * size_t(bs)));
-    block_parent[size_t(b)] = parent;
-  }
-  // Whether published block b really holds `tokens` after `parent` (its key matched): a hit is
-  // checked against the stored ids so a 64-bit key collision is a miss, never another prompt's rows.
-  bool verify(int32_t b, uint64_t parent, std::span<const int32_t> tokens) const {
-    return block_parent[size_t(b)] == parent &&
-           std::equal(tokens.begin(), tokens.end(), block_tokens.begin() + std::ptrdiff_t(size_t(b) * size_t(bs)));
-  }
-
-  // Drops the table's blocks from index `keep` on, last first (so the LRU list evicts a chain's
-  // tail before its head, which more prompts share).
-  void release_from(Table& t, size_t keep) {
-    while (t.blocks.size() > keep) {
-      if (t.blocks.back() >= 0) pool.unref(t.blocks.back());
-      t.blocks.pop_back();
-    }
-    if (t.keys.size() > keep) t.keys.resize(keep);
-    t.released = std::min(t.released, keep);
-  }
-
-  // The first block a query at position len (or later) can see: blocks before it are out of a
-  // sliding group's window (every block is seen in a full group).
-  size_t first_seen_block(int64_t len) const {
-    if (spec.kind != LayerKind::Sliding) return 0;
-    return size_t(std::max<int64_t>(0, len + 1 - spec.window) / bs);
-  }
-  // Releases the blocks no query at position >= len can see (a sliding group's, behind its window).
-  void release_behind(Table& t, int32_t len) {
-    const size_t end = std::min(first_seen_block(len), t.blocks.size());
-    for (; t.released < end; ++t.released) {
-      int32_t& b = t.blocks[t.released];
-      if (b >= 0) pool.unref(b);
-      b = -1;
-    }
-  }
-  // Takes back released blocks [first_seen_block(len), ...) that hold positions below len from the
-  // prefix cache, by their keys; false when one is no longer there (those taken back stay).
-  bool restore_window(Table& t, int32_t len, uint64_t seed) {
-    const size_t lo = first_seen_block(len), hi = std::min(t.released, size_t((int64_t(len) + bs - 1) / bs));
-    for (size_t i = hi; i-- > lo;) {  // last first, so t.released stays a prefix
-      const uint64_t parent = i == 0 ? seed : t.keys[i - 1];
-      const int32_t b = pool.find(t.keys[i]);
-      if (b < 0 || block_parent[size_t(b)] != parent) return false;
-      pool.acquire(t.keys[i]);
-      t.blocks[i] = b;
-      t.released = i;
-    }
-    return true;
-  }
-
-  // Whether the block holding position len (the next write) is shared and must be copied first.
-  bool tail_shared(const Table& t, int32_t len) const {
-    const size_t i = size_t(len / bs);
-    return len % bs != 0 && i < t.blocks.size() && pool.refcount(t.blocks[i]) > 1;
-  }
-  // Makes the block holding position len private before it is written: a shared block is copied
-  // (its rows below len), an unshared published one is unpublished. False when a copy is needed and
-  // no block is available.
-  bool make_tail_private(Table& t, int32_t len) {
-    const size_t i = size_t(len / bs);
-    const int32_t off = len % bs;
-    if (off == 0 || i >= t.blocks.size()) return true;
-    const int32_t b = t.blocks[i];
-    if (pool.refcount(b) > 1) {
-      const int32_t nb = pool.allocate();
-      if (nb < 0) return false;
-      for (int slot = 0; slot < static_cast<int>(spec.layers.size()); ++slot) {
-        std::memcpy(k_base(nb, slot), k_base(b, slot), size_t(off) * k_row_bytes);
-        std::memcpy(v_base(nb, slot), v_base(b, slot), size_t(off) * v_row_bytes);
-      }
-      pool.unref(b);
-      t.blocks[i] = nb;
-    } else if (pool.hashed(b)) {
-      pool.unpublish(b);
-    }
-    return true;
-  }
-
-  // Blocks reserving n more positions after len takes from the pool (a copy of a shared tail included).
-  int32_t blocks_needed(const Table& t, int32_t len, int32_t n) const {
-    if (n <= 0) return 0;
-    const int64_t need = (int64_t(len) + n + bs - 1) / bs - int64_t(t.blocks.size());
-    return static_cast<int32_t>(std::max<int64_t>(need, 0)) + (tail_shared(t, len) ? 1 : 0);
-  }
-
-  LayerGroup spec;
-  BlockPool pool;
-  int bs;
-  size_t k_row_bytes, v_row_bytes;
-  size_t k_block_bytes = 0, v_block_bytes = 0;  // one block's K (V) rows of one layer
-  size_t k_region_bytes = 0;                     // one layer's K rows of every block
-  size_t layer_bytes = 0;                        // one layer's K and V rows of every block
-  size_t storage_bytes = 0;
-  std::vector<int> slot_of_layer;  // [n_layer] -> index in spec.layers, -1 when not in this group
-  std::unique_ptr<uint8_t[]> storage;
-  std::vector<int32_t> block_tokens;   // [n_blocks * bs]: a published block's token ids
-  std::vector<uint64_t> block_parent;  // [n_blocks]: a published block's parent key
-};
 
 struct KvCacheManager::Seq {
   bool live = false;
@@ -255,6 +120,7 @@ int KvCacheManager::new_seq() {
 
 void KvCacheManager::free_seq(int seq) {
   Seq& s = seq_ref(seq);
+  if (token_granular()) keep_tail(s);
   for (size_t g = 0; g < group_state_.size(); ++g) group_state_[g]->release_from(s.tables[g], 0);
   s = Seq{};
 }
@@ -316,8 +182,46 @@ int32_t KvCacheManager::match_prefix(int seq, std::span<const int32_t> tokens, c
     t.released = lo;
   }
   s.len = s.reserved = static_cast<int32_t>(n_blocks) * bs;
+  if (token_granular() && !tokens.empty()) {
+    const size_t start = n_blocks * size_t(bs);
+    const size_t limit = std::min(tokens.size() - 1 - start, size_t(bs));  // never the last token
+    s.len = s.reserved = static_cast<int32_t>(start) +
+                         copy_partial(s, n_blocks == 0 ? chain_seed_ : keys[n_blocks - 1], tokens.subspan(start, limit));
+  }
   prefix_hit_ += s.len;
   return s.len;
+}
+
+bool KvCacheManager::token_granular() const {
+  return granular_ && groups_.size() == 1 && groups_[0].kind == LayerKind::Full && layout_.recurrent_floats == 0;
+}
+
+int32_t KvCacheManager::copy_partial(Seq& s, uint64_t parent, std::span<const int32_t> next) {
+  Group& gr = *group_state_[0];
+  const auto [src, j] = gr.longest_child(parent, next);
+  if (j == 0) return 0;
+  // src is pinned while a block is taken for the copy, so taking one cannot evict it.
+  NT_CHECK(gr.pool.acquire(gr.pool.hash_of(src)) == src);
+  const int32_t nb = gr.allocate();
+  if (nb >= 0) gr.copy_rows(nb, src, j);
+  gr.pool.unref(src);
+  if (nb < 0) return 0;
+  s.tables[0].blocks.push_back(nb);
+  return j;
+}
+
+void KvCacheManager::keep_tail(Seq& s) {
+  Group& gr = *group_state_[0];
+  Group::Table& t = s.tables[0];
+  const int bs = layout_.block_size;
+  const size_t i = size_t(s.len / bs);
+  const int32_t off = s.len % bs;
+  if (off == 0 || i >= t.blocks.size()) return;
+  const int32_t b = t.blocks[i];
+  if (gr.pool.refcount(b) != 1 || gr.pool.hashed(b)) return;
+  const uint64_t parent = i == 0 ? chain_seed_ : t.keys[i - 1];
+  const std::span<const int32_t> tokens(gr.block_tokens.data() + size_t(b) * size_t(bs), size_t(off));
+  gr.publish(b, Group::tail_key(parent, tokens), parent, tokens);
 }
 
 uint64_t KvCacheManager::prefix_key(int seq, int32_t end) const {
@@ -358,7 +262,7 @@ Status KvCacheManager::reserve(int seq, int32_t n) {
     NT_CHECK(gr.make_tail_private(t, s.len));  // counted in blocks_needed above
     const size_t want = size_t((int64_t(s.len) + n + layout_.block_size - 1) / layout_.block_size);
     while (t.blocks.size() < want) {
-      const int32_t b = gr.pool.allocate();
+      const int32_t b = gr.allocate();
       NT_CHECK(b >= 0);
       t.blocks.push_back(b);
     }
@@ -372,6 +276,11 @@ void KvCacheManager::commit(int seq, std::span<const int32_t> tokens, int32_t n)
   NT_CHECK(n >= 0 && int64_t(s.len) + n <= s.reserved && tokens.size() >= size_t(s.len) + size_t(n));
   const int bs = layout_.block_size;
   const size_t first = size_t(s.len / bs), end = size_t((s.len + n) / bs);  // blocks becoming full
+  if (token_granular()) {  // every written position's token id, kept with its block (keep_tail())
+    Group& gr = *group_state_[0];
+    for (int32_t pos = s.len; pos < s.len + n; ++pos)
+      gr.block_tokens[size_t(s.tables[0].blocks[size_t(pos / bs)]) * size_t(bs) + size_t(pos % bs)] = tokens[size_t(pos)];
+  }
   for (size_t g = 0; g < group_state_.size(); ++g) {
     Group& gr = *group_state_[g];
     Group::Table& t = s.tables[g];

@@ -15,8 +15,14 @@
 // [n_blocks, block_size, n_head_kv * head_dim], then the V rows of every block, in the layout's
 // types. One layer's rows of a sequence's blocks lie close together whatever the block size.
 //
+// Token-granular reuse (one full-attention group, no recurrent state): past the last whole matching
+// block, a prompt copies the matching rows of the published block that shares the most of its
+// next tokens into a fresh block of its own; a finished sequence's partial last block is published
+// (under a key no full block has) for that purpose only. Partial rows are copied, never shared.
+//
 // Invariants:
-//  - only full blocks are published; a block another sequence references is never written:
+//  - full blocks and finished sequences' partial last blocks are published; only full ones are
+//    shared; a block another sequence references is never written:
 //    writes go at positions >= seq_len, in the sequence's own last block or in fresh ones
 //    (truncate() copies or unpublishes a shared or published block before it can be written)
 //  - the last token of a prompt is never a prefix-cache hit (its logits are needed)
@@ -78,6 +84,10 @@ class KvCacheManager final : public KvStore {
   size_t bytes_for(int64_t n_tokens) const;
   const std::vector<LayerGroup>& groups() const { return groups_; }
 
+  // Token-granular reuse (see above) is on by default where the layout allows it; off, prompts
+  // reuse whole blocks only (the block-level tests, and A/B measurements of the copy).
+  void set_token_granular(bool on) { granular_ = on; }
+
   // Sequences are small integer ids handed out here; a new one is empty.
   int new_seq();
   // Releases the sequence's blocks: published (full) ones stay in the prefix cache.
@@ -86,7 +96,7 @@ class KvCacheManager final : public KvStore {
 
   // For an empty sequence: references the longest run of published blocks that starts `tokens`,
   // never covering the last token, and sets seq_len to the tokens they hold (a multiple of
-  // block_size). A sliding group needs only the blocks its window reaches from there (the hit is
+  // block_size, plus the rows copied from a partial match when reuse is token-granular). A sliding group needs only the blocks its window reaches from there (the hit is
   // the longest length every group holds). Counts the query and the hit in stats(). Returns the
   // new seq_len. When the layout has recurrent state, a length also needs `resumable(len, key)`
   // (key: the chain key of the block ending at len) to say the state at len can be restored; the
@@ -129,6 +139,13 @@ class KvCacheManager final : public KvStore {
   struct Seq;
   KvCacheManager();
   uint8_t* row(int layer, int seq, int32_t pos, bool v);  // k_row / v_row
+  // Whether prefixes are reused to the token (one full-attention group, no recurrent state).
+  bool token_granular() const;
+  // Copies into a fresh block of s the rows of the published block after `parent` that matches
+  // the most of `next`; returns the rows copied (0: none matched, or no block was available).
+  int32_t copy_partial(Seq& s, uint64_t parent, std::span<const int32_t> next);
+  // Publishes s's partial last block, so a later prompt can copy its rows (s is ending).
+  void keep_tail(Seq& s);
   Seq& seq_ref(int seq);
   const Seq& seq_ref(int seq) const;
 
@@ -140,6 +157,7 @@ class KvCacheManager final : public KvStore {
   uint64_t chain_seed_ = 0;
   int64_t capacity_tokens_ = 0;
   int64_t prefix_queried_ = 0, prefix_hit_ = 0;
+  bool granular_ = true;
 };
 
 }  // namespace nt

@@ -52,15 +52,17 @@ TEST(Engine, SixteenRequestsTogetherReturnWhatEachReturnsAlone) {
         EXPECT_EQ(o.tokens, alone[i].tokens) << "request " << i << " n_batch " << n_batch;
         EXPECT_EQ(o.logprobs, alone[i].logprobs) << "request " << i << " n_batch " << n_batch;
       }
-      EXPECT_EQ(h.out[again[i]].stats.cached_tokens, (int64_t(ps[i].prompt.size()) - 1) / 4 * 4) << i;
+      // Every prompt token but the last was cached by its first run (whole blocks and copied rows).
+      EXPECT_EQ(h.out[again[i]].stats.cached_tokens, int64_t(ps[i].prompt.size()) - 1) << i;
     }
     EXPECT_GT(h.eng->stats().prefix_hit_tokens, 0);
     EXPECT_EQ(h.eng->stats().blocks_used, 0);
   }
 }
 
-// Full blocks of a finished request are found by the next request with the same prefix; the
-// block holding the prompt's last token is never a hit (its logits are needed).
+// The blocks of a finished request are found by the next request with the same prefix, to the
+// token (whole blocks shared, the rest of a partly matching block copied); the prompt's last token
+// is never a hit (its logits are needed).
 TEST(Engine, PrefixCacheHitsAreCountedAndNeverCoverTheLastToken) {
   Harness h(opts());  // blocks of 4
   const auto p10 = prompt_of(10, 5);
@@ -74,26 +76,27 @@ TEST(Engine, PrefixCacheHitsAreCountedAndNeverCoverTheLastToken) {
   h.run();
   const auto& o = h.out[second];
   EXPECT_EQ(o.stats.prompt_tokens, 10);
-  EXPECT_EQ(o.stats.cached_tokens, 8);
-  EXPECT_EQ(o.stats.computed_prompt_tokens, 2);
+  EXPECT_EQ(o.stats.cached_tokens, 9);
+  EXPECT_EQ(o.stats.computed_prompt_tokens, 1);
   EXPECT_EQ(o.tokens, h.out[first].tokens);
   ASSERT_FALSE(h.fake->steps.empty());
-  EXPECT_EQ(h.fake->steps[0][0].pos, 8);  // only positions 8 and 9 were computed
-  EXPECT_EQ(h.fake->steps[0][0].n, 2);
+  EXPECT_EQ(h.fake->steps[0][0].pos, 9);  // only the last position was computed
+  EXPECT_EQ(h.fake->steps[0][0].n, 1);
   const EngineStats after = h.eng->stats();
   EXPECT_EQ(after.prefix_queried_tokens - before.prefix_queried_tokens, 10);
-  EXPECT_EQ(after.prefix_hit_tokens - before.prefix_hit_tokens, 8);
-  EXPECT_EQ(after.cached_tokens - before.cached_tokens, 8);
-  // A prompt of exactly two blocks: the second block holds the last token, so only one is a hit.
+  EXPECT_EQ(after.prefix_hit_tokens - before.prefix_hit_tokens, 9);
+  EXPECT_EQ(after.cached_tokens - before.cached_tokens, 9);
+  // A prompt of exactly two blocks: the second block holds the last token, so 7 tokens are hits.
   const RequestId whole = h.submit(request(std::vector<int32_t>(p10.begin(), p10.begin() + 8), 2, 8));
   h.run();
-  EXPECT_EQ(h.out[whole].stats.cached_tokens, 4);
-  // Another prompt sharing only the first block.
+  EXPECT_EQ(h.out[whole].stats.cached_tokens, 7);
+  // Another prompt sharing the first five tokens: the first block whole, one row of the second.
   auto other = p10;
   other[5] = (other[5] + 1) % 64;
   const RequestId diverging = h.submit(request(other, 2, 8));
   h.run();
-  EXPECT_EQ(h.out[diverging].stats.cached_tokens, 4);
+  EXPECT_EQ(h.out[diverging].stats.cached_tokens, 5);
+  EXPECT_EQ(h.out[diverging].tokens, test::run_alone(request(other, 2, 8)).tokens);
   EXPECT_EQ(h.eng->stats().blocks_used, 0);
 }
 
