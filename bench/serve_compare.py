@@ -221,18 +221,24 @@ def cmd_history(args):
             try:
                 res = {}
                 for endpoint in ["chat", "completions"]:
-                    hist = history_words(args.history_words, 7 if endpoint == "chat" else 9)
-                    turn = lambda q: ({"messages": [{"role": "user", "content": hist},
-                                                    {"role": "assistant", "content": "I see."},
-                                                    {"role": "user", "content": q}]}
-                                      if endpoint == "chat" else {"prompt": hist + "\n" + q})
                     path = "/v1/chat/completions" if endpoint == "chat" else "/v1/completions"
                     base = {"max_tokens": 4, "temperature": 0, "ignore_eos": True}
                     q1 = "Please tell me more about the river and the stone in a few words now"
                     q2 = "What happened next with the lantern in the harbor that winter morning"
-                    cold, u1 = ttft_ms(srv.url(path), dict(base, **turn(q1)))
-                    warm, u2 = ttft_ms(srv.url(path), dict(base, **turn(q2)))
+                    colds, warms = [], []
+                    for rep in range(args.reps):  # each repetition its own history: its cold is cold
+                        hist = history_words(args.history_words, (7 if endpoint == "chat" else 9) + 1000 * rep)
+                        turn = lambda q: ({"messages": [{"role": "user", "content": hist},
+                                                        {"role": "assistant", "content": "I see."},
+                                                        {"role": "user", "content": q}]}
+                                          if endpoint == "chat" else {"prompt": hist + "\n" + q})
+                        cold, u1 = ttft_ms(srv.url(path), dict(base, **turn(q1)))
+                        warm, u2 = ttft_ms(srv.url(path), dict(base, **turn(q2)))
+                        colds.append(cold)
+                        warms.append(warm)
+                    cold, warm = statistics.median(colds), statistics.median(warms)
                     res[endpoint] = {"cold_ms": cold, "warm_ms": warm, "ratio": cold / warm,
+                                     "cold_all": [round(x, 1) for x in colds], "warm_all": [round(x, 1) for x in warms],
                                      "prompt_tokens": u2 and u2.get("prompt_tokens"),
                                      "cached_tokens": u2 and (u2.get("prompt_tokens_details") or {}).get("cached_tokens")}
                 print(json.dumps({"model": os.path.basename(model), "server": kind, **res}), flush=True)
@@ -254,6 +260,7 @@ def main():
     ap.add_argument("--ctx-per-request", type=int, default=512)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--history-words", type=int, default=1500)
+    ap.add_argument("--reps", type=int, default=1, help="history: cold/warm pairs per endpoint, each with its own history")
     ap.add_argument("--port", type=int, default=18700)
     ap.add_argument("--nexttok-arg", action="append", default=[], help="extra argument for nexttok serve (repeat)")
     ap.add_argument("--llama-arg", action="append", default=[], help="extra argument for llama-server (repeat)")
