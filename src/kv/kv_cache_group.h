@@ -200,7 +200,8 @@ struct KvCacheManager::Group {
   size_t storage_bytes = 0;
   std::vector<int> slot_of_layer;  // [n_layer] -> index in spec.layers, -1 when not in this group
   std::unique_ptr<uint8_t[]> storage;
-  std::vector<int32_t> block_tokens;   // [n_blocks * bs]: a published block's token ids
+  std::vector<int32_t> block_tokens;   // [n_blocks * bs]: a published block's token ids (token-granular
+                                       // layouts: every written position's, published or not)
   std::vector<uint64_t> block_parent;  // [n_blocks]: a published block's parent key
   std::vector<int32_t> block_fill;     // [n_blocks]: a published block's tokens (bs unless a tail)
   std::unordered_multimap<uint64_t, int32_t> children;  // parent key -> published blocks after it
