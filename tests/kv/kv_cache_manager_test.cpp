@@ -12,7 +12,6 @@
 
 #include "kv/kv_cache_manager.h"
 #include "kv/kv_rows.h"
-#include "kv/prefix_hash.h"
 
 namespace nt {
 namespace {
@@ -21,12 +20,7 @@ using namespace kvtest;  // NOLINT(google-build-using-namespace): the shared tes
 
 // Whole-block reuse: these tests are about blocks (kv_partial_reuse_test.cpp: the rows copied past
 // the last whole block).
-std::unique_ptr<KvCacheManager> make(int64_t pool_tokens) {
-  auto m = KvCacheManager::create(tiny_layout(), pool_tokens, prefix_chain_seed("test-model", DType::F32, DType::F32));
-  EXPECT_TRUE(m.ok()) << (m.ok() ? "" : m.error().message);
-  m.value()->set_token_granular(false);
-  return std::move(m.value());
-}
+std::unique_ptr<KvCacheManager> make(int64_t pool_tokens) { return make_tiny(pool_tokens, false); }
 
 TEST(KvCacheManager, SamePrefixSharesFullBlocks) {
   auto m = make(64);

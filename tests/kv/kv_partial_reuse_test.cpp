@@ -8,18 +8,13 @@
 
 #include "kv/kv_cache_manager.h"
 #include "kv/kv_rows.h"
-#include "kv/prefix_hash.h"
 
 namespace nt {
 namespace {
 
 using namespace kvtest;  // NOLINT(google-build-using-namespace): the shared test helpers
 
-std::unique_ptr<KvCacheManager> make(int64_t pool_tokens) {
-  auto m = KvCacheManager::create(tiny_layout(), pool_tokens, prefix_chain_seed("test-model", DType::F32, DType::F32));
-  EXPECT_TRUE(m.ok()) << (m.ok() ? "" : m.error().message);
-  return std::move(m.value());
-}
+std::unique_ptr<KvCacheManager> make(int64_t pool_tokens) { return make_tiny(pool_tokens, true); }
 
 std::vector<int32_t> with(std::vector<int32_t> t, size_t pos, int32_t id) {
   t[pos] = id;

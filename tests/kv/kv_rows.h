@@ -6,10 +6,12 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <memory>
 #include <numeric>
 #include <vector>
 
 #include "kv/kv_cache_manager.h"
+#include "kv/prefix_hash.h"
 
 namespace nt::kvtest {
 
@@ -26,6 +28,14 @@ inline KvLayout tiny_layout() {
   l.v_type = DType::F32;
   l.block_size = kBs;
   return l;
+}
+
+// A manager of the tiny layout over pool_tokens, reusing to the token or whole blocks only.
+inline std::unique_ptr<KvCacheManager> make_tiny(int64_t pool_tokens, bool token_granular) {
+  auto m = KvCacheManager::create(tiny_layout(), pool_tokens, prefix_chain_seed("test-model", DType::F32, DType::F32));
+  EXPECT_TRUE(m.ok()) << (m.ok() ? "" : m.error().message);
+  m.value()->set_token_granular(token_granular);
+  return std::move(m.value());
 }
 
 inline float row_value(int tag, int layer, int32_t pos, bool v, int j) {
