@@ -89,8 +89,7 @@ inline void lanes_by_row(const float (*s)[16], __m512 (&out)[4]) {
     z[m] = _mm512_shuffle_f32x4(a, b, 0x44);
   }
   for (int k = 0; k < 4; ++k) {
-    const __m512i idx = _mm512_add_epi32(_mm512_set_epi32(0, 0, 0, 0, 0, 0, 0, 0, 28, 24, 20, 16, 12, 8, 4, 0),
-                                         _mm512_set1_epi32(k));
+    const __m512i idx = _mm512_add_epi32(pick, _mm512_set1_epi32(k));
     out[k] = _mm512_shuffle_f32x4(_mm512_permutex2var_ps(z[0], idx, z[1]), _mm512_permutex2var_ps(z[2], idx, z[3]), 0x44);
   }
 }
