@@ -5,7 +5,7 @@
 // wake-ups do not add up). Prompt tokens: token ids as given, text by words; a chat request's
 // cached tokens are the words of the longest earlier message list that starts its own. GET /metrics
 // reports vllm:kv_cache_usage_perc = 0.25 x the streams running, in two labelled series. Every
-// request's time span (received to answered; a stream: to its end) is recorded.
+// request's time span (received to answered; a stream: to just before its closing events) is recorded.
 #pragma once
 
 #include <httplib.h>
@@ -90,7 +90,7 @@ class ScenarioFake {
     return bodies_;
   }
   using TimePoint = std::chrono::steady_clock::time_point;
-  // (received, answered) of every request; a stream's span ends when its last event was sent.
+  // (received, answered) of every request; a stream's span ends just before its closing events are sent.
   std::vector<std::pair<TimePoint, TimePoint>> spans() {
     std::lock_guard<std::mutex> lock(mu_);
     return spans_;
@@ -138,10 +138,13 @@ class ScenarioFake {
     const TimePoint received = std::chrono::steady_clock::now();
     res.set_chunked_content_provider("text/event-stream", [=, this](size_t, httplib::DataSink& sink) {
       acquire();
+      // The span ends before the closing events go out: once they are sent the client may move on to
+      // another server before this thread runs again.
       struct Release {
         ScenarioFake* f;
         TimePoint received;
-        ~Release() { f->release(received); }
+        TimePoint answered{};
+        ~Release() { f->release(received, answered == TimePoint{} ? std::chrono::steady_clock::now() : answered); }
       } release{this, received};
       auto send = [&](const std::string& s) { return sink.write(s.data(), s.size()); };
       const auto t0 = std::chrono::steady_clock::now();
@@ -151,6 +154,7 @@ class ScenarioFake {
                            : json{{"index", 0}, {"text", " t"}, {"finish_reason", nullptr}};
         if (!send("data: " + json{{"choices", {choice}}}.dump() + "\n\n")) return false;
       }
+      release.answered = std::chrono::steady_clock::now();
       json last = chat ? json{{"index", 0}, {"delta", json::object()}, {"finish_reason", "length"}}
                        : json{{"index", 0}, {"text", ""}, {"finish_reason", "length"}};
       send("data: " + json{{"choices", {last}}}.dump() + "\n\n");
@@ -170,11 +174,11 @@ class ScenarioFake {
     cv_.wait(lock, [&] { return running_ < o_.capacity; });
     max_running_ = std::max(max_running_, ++running_);
   }
-  void release(TimePoint received) {
+  void release(TimePoint received, TimePoint answered) {
     {
       std::lock_guard<std::mutex> lock(mu_);
       --running_;
-      spans_.emplace_back(received, std::chrono::steady_clock::now());
+      spans_.emplace_back(received, answered);
     }
     cv_.notify_all();
   }
