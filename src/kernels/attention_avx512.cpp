@@ -52,7 +52,7 @@ float scores_rows(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_byt
       _mm512_storeu_ps(scores + blk_pos, sc);
       mxv = _mm512_max_ps(sc, mxv);  // a NaN score lane keeps mxv, as `sc > mx` skips it below
     }
-  });
+  }, kRowBytes<NV, kT>);
   for (int p = 0; p < n_blk; ++p) one(blk_pos + p, blk[p]);
   const float mb = _mm512_reduce_max_ps(mxv);
   return mb > mx ? mb : mx;
@@ -105,7 +105,7 @@ void scores_rows_g(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_by
       _mm512_storeu_ps(scores[g] + blk_pos, sc);
       mxv[g] = _mm512_max_ps(sc, mxv[g]);  // a NaN score lane keeps mxv, as in scores_rows
     }
-  });
+  }, kRowBytes<NV, kT>);
   for (int p = 0; p < n_blk; ++p)
     for (int g = 0; g < G; ++g) {
       __m512 acc = _mm512_setzero_ps();
@@ -140,7 +140,7 @@ void weighted_rows(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_by
   for_each_row<true>(spans, n_spans, n_kv, row_bytes, off, [&](int32_t pos, const uint8_t* row) {
     const __m512 pv = _mm512_set1_ps(p[pos]);
     for (int j = 0; j < NV; ++j) acc[j] = _mm512_fmadd_ps(pv, load16<kT>(row, 16 * j), acc[j]);
-  });
+  }, kRowBytes<NV, kT>);
   for (int j = 0; j < NV; ++j) _mm512_storeu_ps(out + 16 * j, acc[j]);
 }
 
@@ -159,7 +159,7 @@ void weighted_rows_g(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_
       const __m512 v = load16<kT>(row, 16 * j);
       for (int g = 0; g < G; ++g) acc[g][j] = _mm512_fmadd_ps(pv[g], v, acc[g][j]);
     }
-  });
+  }, kRowBytes<NV, kT>);
   for (int g = 0; g < G; ++g)
     for (int j = 0; j < NV; ++j) _mm512_storeu_ps(out[g] + 16 * j, acc[g][j]);
 }

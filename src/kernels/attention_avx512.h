@@ -45,6 +45,10 @@ inline __m512 hsum512_x16(const __m512 (&a)[16]) {
   return _mm512_permutexvar_ps(_mm512_set_epi32(15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0), w);
 }
 
+// The bytes of a head's slice of a K / V row (head_dim = 16 * NV elements of kT).
+template <int NV, DType kT>
+constexpr int kRowBytes = 16 * NV * (kT == DType::F32 ? 4 : 2);
+
 }  // namespace
 
 // The most query vectors one call of the tiled passes takes (AttnRowKernels::run on AVX-512).

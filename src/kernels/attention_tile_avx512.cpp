@@ -85,9 +85,7 @@ void weighted_tile(const uint8_t* const* rows, int n, const float* const* p, int
     for (int c = 0; c < CH; ++c) _mm512_storeu_ps(out[g] + 16 * (j0 + c), acc[g][c]);
 }
 
-// The bytes of a head's slice of a K / V row, and a prefetch of all its cache lines.
-template <int NV, DType kT>
-constexpr int kRowBytes = 16 * NV * (kT == DType::F32 ? 4 : 2);
+// A prefetch of all the cache lines of a head's slice of a K / V row (kRowBytes).
 template <int kBytes>
 inline void prefetch_row(const uint8_t* row) {
   const char* r = reinterpret_cast<const char*>(row);
