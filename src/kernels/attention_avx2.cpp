@@ -120,7 +120,7 @@ void scores_group(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_byt
       _mm256_storeu_ps(scores[g] + blk_pos, sv);
       mxv[g] = _mm256_max_ps(sv, mxv[g]);  // a NaN score lane keeps mxv, as `s > mx` skips it below
     }
-  }, size_t(nv) * 8 * (kT == DType::F32 ? 4 : 2));
+  }, dtype_row_bytes(kT, 8 * uint64_t(nv)));
   for (int g = 0; g < n_g; ++g)
     for (int i = 0; i < n_blk; ++i) {
       __m256 acc = _mm256_setzero_ps();
@@ -152,7 +152,7 @@ void weighted_cols(const KvSpan* spans, int n_spans, int32_t n_kv, size_t row_by
       const __m256 v = load8<kT>(row, 8 * (j0 + j));
       for (int g = 0; g < G; ++g) acc[g][j] = _mm256_fmadd_ps(pv[g], v, acc[g][j]);
     }
-  }, size_t(j0 + CH) * 8 * (kT == DType::F32 ? 4 : 2));  // the lines this pass reads (and earlier ones, cached)
+  }, dtype_row_bytes(kT, 8 * uint64_t(j0 + CH)));  // the lines this pass reads (and earlier ones, cached)
   for (int g = 0; g < G; ++g)
     for (int j = 0; j < CH; ++j) _mm256_storeu_ps(out[g] + 8 * (j0 + j), acc[g][j]);
 }

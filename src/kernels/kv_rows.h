@@ -24,7 +24,7 @@ inline void for_each_row(const KvSpan* spans, int n_spans, int32_t n_kv, size_t 
   for (int s = 0; s < n_spans && pos < n_kv; ++s) {
     const int32_t n = spans[s].n < n_kv - pos ? spans[s].n : n_kv - pos;
     const uint8_t* base = (kV ? spans[s].v : spans[s].k) + off;
-    // The row kPrefetchAhead on: in this span, or early in the next (spans are at least that long).
+    // The row kPrefetchAhead on: in this span, or early in the next (none past a shorter next span).
     const uint8_t* next = s + 1 < n_spans ? (kV ? spans[s + 1].v : spans[s + 1].k) + off : nullptr;
     const int32_t next_n = s + 1 < n_spans ? spans[s + 1].n : 0;
     for (int32_t i = 0; i < n; ++i, ++pos) {
