@@ -31,13 +31,17 @@ namespace {
 using nlohmann::json;
 using test::ScenarioFake;
 
+// The fakes' rates are exact, the client's are not: under ASan on a loaded CI machine the turn-around
+// between a closed loop's requests has measured 50 ms on A's 400 ms level (a 2.69 for a known 3).
+// 15% still tells every ratio here from the others (0.5, 2, 3) and from a swapped A/B.
 void expect_ratio(const json& got, double want, const std::string& what) {
   ASSERT_TRUE(got.is_number()) << what << ": " << got.dump();
-  EXPECT_NEAR(got.get<double>(), want, 0.05 * want) << what;
+  EXPECT_NEAR(got.get<double>(), want, 0.15 * want) << what;
 }
+// Within 30 ms (or 10%): still tells A's 100 ms from B's 200 ms and a gap of 20 ms from one of 40 ms.
 void expect_ms(const json& got, double want, const std::string& what) {
   ASSERT_TRUE(got.is_number()) << what << ": " << got.dump();
-  EXPECT_NEAR(got.get<double>(), want, std::max(20.0, 0.05 * want)) << what;
+  EXPECT_NEAR(got.get<double>(), want, std::max(30.0, 0.10 * want)) << what;
 }
 
 // A TCP port on 127.0.0.1 that nothing listens on (bound, read, closed).
@@ -151,8 +155,8 @@ TEST(BenchCompare, AlternatesRoundsAndMeasuresTheKnownRatios) {
 
   ASSERT_EQ(doc.at("ratios").size(), 2u);
   // Each ratio is A's value over B's of the same round, the median is over the rounds; rates and
-  // medians of many samples are within 5% of the known ratios, the TTFT p99 (the slowest of 3
-  // requests) has its values within 20 ms of the known ones.
+  // medians of many samples are within 15% of the known ratios, the TTFT p99 (the slowest of 3
+  // requests) has its values within 30 ms of the known ones.
   for (size_t i = 0; i < 2; ++i) {
     const json& row = doc["ratios"][i];
     const std::string at = "c=" + row.at("concurrency").dump();
