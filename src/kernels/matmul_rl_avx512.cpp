@@ -19,6 +19,7 @@
 #include "kernels/quant_decode_avx512.h"
 #include "kernels/rl_parts_avx512.h"
 #include "kernels/rl_quartet_avx512.h"
+#include "kernels/rl_tile_avx512.h"
 
 #include <type_traits>
 
@@ -26,7 +27,7 @@ namespace nt::detail {
 namespace {
 
 constexpr int kGroup = 16;                         // rows per lane group
-constexpr int kBlkBytes = 8 * 64 + 2 * 64;         // packed block: 8 dpbusd steps, scales, mins
+constexpr int kBlkBytes = kTileBlkBytes;          // packed block: 8 dpbusd steps, scales, mins
 constexpr int64_t kPackMinTokens = 2;              // below this, the decode path
 
 // Scales of quad q of a decoded unit, lane 4k..4k+3 = block k (replicated).
@@ -127,47 +128,6 @@ void pack_group(const GroupRows<T>& g, uint8_t* pk) {
       }
     }
   }
-}
-
-// NT tokens of one packed lane group: y[t][r0 + r] for r < nr. Four passes over the blocks, one
-// per block index mod 4 (the accumulation order of every path here, see the file comment).
-template <bool kMin, int NT>
-void packed_tile(const uint8_t* pk, int64_t n_blocks, const XQuant& xq, int64_t t0, float* y, int64_t ldy,
-                 __mmask16 keep) {
-  __m512 part[4][NT];
-  const uint8_t* xs[NT];
-  const int32_t* lb[NT];
-  const float* dx[NT];
-  const float* gg[NT];
-  for (int t = 0; t < NT; ++t) {
-    xs[t] = reinterpret_cast<const uint8_t*>(xq.qs(t0 + t));
-    lb[t] = xq.lb(t0 + t);
-    dx[t] = xq.dx(t0 + t);
-    gg[t] = xq.g32(t0 + t);
-  }
-  for (int k = 0; k < 4; ++k) {
-    __m512 acc[NT];
-    for (int t = 0; t < NT; ++t) acc[t] = _mm512_setzero_ps();
-    for (int64_t b = k; b < n_blocks; b += 4) {
-      const uint8_t* pb = pk + b * kBlkBytes;
-      __m512i w[8];
-      for (int j = 0; j < 8; ++j) w[j] = _mm512_load_si512(pb + 64 * j);
-      const __m512 sw = _mm512_load_ps(pb + 512);
-      const int64_t o1 = (b >> 2) * 128 + (b & 3) * 16, o2 = o1 + 64;  // Halves layout (xquant.h)
-      for (int t = 0; t < NT; ++t) {
-        int32_t x4[8];
-        std::memcpy(x4, xs[t] + o1, 16);
-        std::memcpy(x4 + 4, xs[t] + o2, 16);
-        __m512i is = _mm512_set1_epi32(lb[t][b]);
-        for (int j = 0; j < 8; ++j) is = _mm512_dpbusd_epi32(is, w[j], _mm512_set1_epi32(x4[j]));
-        acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is), _mm512_mul_ps(sw, _mm512_set1_ps(dx[t][b])), acc[t]);
-        if constexpr (kMin) acc[t] = _mm512_fmadd_ps(_mm512_load_ps(pb + 576), _mm512_set1_ps(gg[t][b]), acc[t]);
-      }
-    }
-    for (int t = 0; t < NT; ++t) part[k][t] = acc[t];
-  }
-  for (int t = 0; t < NT; ++t)
-    _mm512_mask_storeu_ps(y + (t0 + t) * ldy, keep, combine4(part[0][t], part[1][t], part[2][t], part[3][t]));
 }
 
 // ---- K-quant scales of 16 rows at once (Q4_K, Q5_K: their units open with prep_k4's 16 bytes).
@@ -441,19 +401,43 @@ void rect(const MatArgs& a, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
       pack_group<T>(g, pks + gi * group_bytes);
     }
   }
+  // The tiles of the token range: 8 tokens each, then 4, 2, 1; their activations gathered once
+  // per call on this thread (rl_tile_avx512.h).
   constexpr bool kMin = T::kMin > 0;
-  for (int64_t gi = 0; gi < n_groups; ++gi) {
-    const int64_t rg = r0 + gi * kGroup;
-    const int nr = static_cast<int>(r1 - rg < kGroup ? r1 - rg : kGroup);
-    const __mmask16 keep = static_cast<__mmask16>((1u << nr) - 1);
-    const uint8_t* pk = pks + gi * group_bytes;
-    float* y = a.y + rg;
-    int64_t t = t0;
-    for (; t + 8 <= t1; t += 8) packed_tile<kMin, 8>(pk, n_blocks, *a.xq, t, y, a.ldy, keep);
-    if (t + 4 <= t1) { packed_tile<kMin, 4>(pk, n_blocks, *a.xq, t, y, a.ldy, keep); t += 4; }
-    if (t + 2 <= t1) { packed_tile<kMin, 2>(pk, n_blocks, *a.xq, t, y, a.ldy, keep); t += 2; }
-    if (t < t1) packed_tile<kMin, 1>(pk, n_blocks, *a.xq, t, y, a.ldy, keep);
+  thread_local TileCache tile_cache;
+  thread_local std::vector<const TileX*> tiles;
+  tiles.clear();
+  for (int64_t t = t0; t < t1;) {
+    const int nt = t1 - t >= 8 ? 8 : t1 - t >= 4 ? 4 : t1 - t >= 2 ? 2 : 1;
+    tiles.push_back(&tile_cache.get(*a.xq, a.call, t, nt, n_blocks, kMin));
+    t += nt;
   }
+  // Lane groups two at a time (one broadcast feeds both), a tile's tokens 8 at a time (more
+  // spill: 2 x 8 integer sums and 2 x 8 accumulators fill the 32 registers).
+  auto run = [&]<int G>(int64_t gi) {
+    const uint8_t* pk[G];
+    float* y[G];
+    __mmask16 keep[G];
+    for (int g = 0; g < G; ++g) {
+      const int64_t rg = r0 + (gi + g) * kGroup;
+      const int nr = static_cast<int>(r1 - rg < kGroup ? r1 - rg : kGroup);
+      pk[g] = pks + (gi + g) * group_bytes;
+      y[g] = a.y + t0 * a.ldy + rg;
+      keep[g] = static_cast<__mmask16>((1u << nr) - 1);
+    }
+    for (const TileX* tp : tiles) {
+      const TileX& tile = *tp;
+      int t = 0;
+      for (; t + kTileMaxTokens <= tile.nt; t += kTileMaxTokens) packed_tile<kMin, G, kTileMaxTokens>(pk, tile, t, y, a.ldy, keep);
+      if (t + 4 <= tile.nt) { packed_tile<kMin, G, 4>(pk, tile, t, y, a.ldy, keep); t += 4; }
+      if (t + 2 <= tile.nt) { packed_tile<kMin, G, 2>(pk, tile, t, y, a.ldy, keep); t += 2; }
+      if (t < tile.nt) packed_tile<kMin, G, 1>(pk, tile, t, y, a.ldy, keep);
+      for (int g = 0; g < G; ++g) y[g] += tile.nt * a.ldy;
+    }
+  };
+  int64_t gi = 0;
+  for (; gi + 2 <= n_groups; gi += 2) run.template operator()<2>(gi);
+  if (gi < n_groups) run.template operator()<1>(gi);
 }
 
 template <class T>
