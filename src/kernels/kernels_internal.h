@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <atomic>
 #include <cstdint>
 
 #include "kernels/kernels.h"
@@ -23,6 +24,10 @@ struct MatArgs {
   // Unique per matrix per matmul call (never 0): rectangles of the same call may reuse what an
   // earlier rectangle on the same thread prepared from these weights (the row-lane packs).
   uint64_t call = 0;
+  // Unique per quantized activations per matmul call (never 0 when xq is set): the outputs of a
+  // call that share xq may share what a thread prepared from it (the row-lane token tiles).
+  uint64_t x_call = 0;
+  int64_t n_tokens = 0;  // the call's tokens (xq holds them)
 };
 
 // A matmul kernel of one ISA for one weight type: computes y for rows [r0, r1) and tokens
@@ -53,6 +58,9 @@ uint8_t* kernel_scratch(size_t bytes);
 // not hold exactly that pack (another call, other rows, or reallocated): the caller must pack. One
 // key per thread for every kernel and type, so a pack is never taken for another's.
 uint8_t* kernel_pack_cache(size_t bytes, uint64_t call, int64_t r0, int64_t r1, bool* fresh);
+// Bytes held by every thread's row-lane token tiles (rl_tile_avx512.h: TileCache), which
+// matmul_scratch_bytes counts.
+std::atomic<int64_t>& tile_cache_bytes();
 
 // The read probe's loop (read_probe.h: read_streams), per ISA.
 uint64_t read_streams_avx512(const uint8_t* p, size_t n_lines, size_t stride, int n_streams);

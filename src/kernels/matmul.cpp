@@ -241,6 +241,10 @@ uint8_t* kernel_scratch(size_t bytes) {
   const auto p = reinterpret_cast<uintptr_t>(buf.data());
   return buf.data() + ((64 - p % 64) % 64);
 }
+std::atomic<int64_t>& tile_cache_bytes() {
+  static std::atomic<int64_t> bytes{0};
+  return bytes;
+}
 uint8_t* kernel_pack_cache(size_t bytes, uint64_t call, int64_t r0, int64_t r1, bool* fresh) {
   thread_local std::vector<uint8_t> buf;
   struct Key {
@@ -272,7 +276,7 @@ thread_local detail::XQuant t_xqs[kMaxOuts];
 }  // namespace
 
 size_t detail::matmul_scratch_bytes() {
-  size_t n = 0;
+  auto n = static_cast<size_t>(tile_cache_bytes().load(std::memory_order_relaxed));
   for (const detail::XQuant& xq : t_xqs) n += xq.buf.capacity();
   return n;
 }
@@ -283,6 +287,7 @@ void matmul_multi(const MatmulOut* outs, int n_outs, const float* x, int64_t ldx
   // Activations are quantized once per distinct (offset, layout) the kernels ask for.
   detail::XQuant* xqs = t_xqs;
   int xq_offset[kMaxOuts], n_xq = 0;
+  uint64_t xq_call[kMaxOuts] = {};
   detail::XLayout xq_layout[kMaxOuts];
   Plan plans[kMaxOuts];
   bool planned[kMaxOuts] = {};
@@ -308,6 +313,7 @@ void matmul_multi(const MatmulOut* outs, int n_outs, const float* x, int64_t ldx
     planned[i] = true;
     static std::atomic<uint64_t> next_call{1};
     plans[i].a.call = next_call.fetch_add(1, std::memory_order_relaxed);
+    plans[i].a.n_tokens = n_tokens;
     if (k->quantized_x) {
       int j = 0;
       while (j < n_xq && !(xq_offset[j] == k->x_offset && xq_layout[j] == k->x_layout)) ++j;
@@ -315,9 +321,11 @@ void matmul_multi(const MatmulOut* outs, int n_outs, const float* x, int64_t ldx
         detail::quantize_x(x, ldx, w.n_cols, n_tokens, k->x_offset, k->x_layout, xqs[j], pool);
         xq_offset[j] = k->x_offset;
         xq_layout[j] = k->x_layout;
+        xq_call[j] = next_call.fetch_add(1, std::memory_order_relaxed);
         ++n_xq;
       }
       plans[i].a.xq = &xqs[j];
+      plans[i].a.x_call = xq_call[j];
     }
     total += plans[i].n_tasks();
     task_end[i] = total;

@@ -402,14 +402,14 @@ void rect(const MatArgs& a, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
     }
   }
   // The tiles of the token range: 8 tokens each, then 4, 2, 1; their activations gathered once
-  // per call on this thread (rl_tile_avx512.h).
+  // per quantized activation set on this thread (rl_tile_avx512.h).
   constexpr bool kMin = T::kMin > 0;
   thread_local TileCache tile_cache;
   thread_local std::vector<const TileX*> tiles;
   tiles.clear();
   for (int64_t t = t0; t < t1;) {
     const int nt = t1 - t >= 8 ? 8 : t1 - t >= 4 ? 4 : t1 - t >= 2 ? 2 : 1;
-    tiles.push_back(&tile_cache.get(*a.xq, a.call, t, nt, n_blocks, kMin));
+    tiles.push_back(&tile_cache.get(a, t, nt, n_blocks));
     t += nt;
   }
   // Lane groups two at a time (one broadcast feeds both), a tile's tokens 8 at a time (more

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/check.h"
+#include "kernels/kernels_internal.h"
 
 #include "kernels/rl_parts_avx512.h"
 #include "kernels/xquant.h"
@@ -22,8 +23,8 @@ constexpr int kTileBlkBytes = 8 * 64 + 2 * 64;  // packed block: 8 dpbusd steps,
 constexpr int kTileMaxTokens = 8;
 
 // The quantized activations of a tile of nt <= kTileMaxTokens tokens, per 32-element block b and token t:
-//   xw  [n_blocks][NT][32] bytes  the block's two 16-byte halves (Halves layout, xquant.h)
-//   lb  [n_blocks][NT] int32, dx [n_blocks][NT] f32, gg [n_blocks][NT] f32 (g32)
+//   xw  [n_blocks][nt][32] bytes  the block's two 16-byte halves (Halves layout, xquant.h)
+//   lb  [n_blocks][nt] int32, dx [n_blocks][nt] f32, gg [n_blocks][nt] f32 (g32)
 struct TileX {
   int nt = 0;
   int64_t n_blocks = 0;
@@ -41,7 +42,7 @@ inline size_t tile_bytes(int nt, int64_t n_blocks) {
 
 // Gathers tokens [t0, t0 + nt) of xq (n_blocks <= its blocks) into dst (64-byte aligned,
 // tile_bytes(nt, n_blocks)).
-inline TileX gather_tile(const XQuant& xq, int64_t t0, int nt, int64_t n_blocks, bool with_g, uint8_t* dst) {
+inline TileX gather_tile(const XQuant& xq, int64_t t0, int nt, int64_t n_blocks, uint8_t* dst) {
   const size_t words = static_cast<size_t>(n_blocks) * static_cast<size_t>(nt);
   uint8_t* xw = dst;
   auto* lb = reinterpret_cast<int32_t*>(xw + words * 32);
@@ -60,42 +61,55 @@ inline TileX gather_tile(const XQuant& xq, int64_t t0, int nt, int64_t n_blocks,
                       _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs + o1 + 64)));
       lb[i] = l[b];
       dx[i] = d[b];
-      if (with_g) gg[i] = g[b];
+      gg[i] = g[b];  // always: types with and without a min term may share the activations
     }
   }
   return {nt, n_blocks, xw, lb, dx, gg};
 }
 
-// The tiles of one matmul call, gathered on this thread the first time one of its rectangles
-// needs them: every rectangle of a call starts its tiles at the same tokens (token blocks of one
-// size, tiles of 8 from their start), and a call has tens of row chunks per token block.
+// The token tiles of one quantized activation set (MatArgs::x_call), gathered on this thread the
+// first time one of its rectangles needs them: every rectangle of a call starts its tiles at the
+// same tokens (token blocks of one size, tiles of 8 from their start), a call has tens of row
+// chunks per token block, and the outputs that share the activations share the tiles.
 class TileCache {
  public:
-  const TileX& get(const XQuant& xq, uint64_t call, int64_t t, int nt, int64_t n_blocks, bool with_g) {
-    if (call != call_ || n_blocks != n_blocks_) {
-      call_ = call;
-      n_tokens_ = static_cast<int64_t>(xq.buf.size()) / xq.stride;  // >= the call's tokens
+  TileCache() = default;
+  TileCache(const TileCache&) = delete;
+  TileCache& operator=(const TileCache&) = delete;
+  ~TileCache() { tile_cache_bytes().fetch_sub(held_, std::memory_order_relaxed); }
+
+  const TileX& get(const MatArgs& a, int64_t t, int nt, int64_t n_blocks) {
+    NT_CHECK(a.x_call != 0 && t >= 0 && t + nt <= a.n_tokens);
+    if (a.x_call != x_call_ || n_blocks != n_blocks_) {
+      x_call_ = a.x_call;
       n_blocks_ = n_blocks;
-      token_bytes_ = tile_bytes(1, n_blocks);  // >= a tile's bytes over its token count
-      const size_t need = static_cast<size_t>(n_tokens_) * token_bytes_ + 64;
+      token_bytes_ = tile_bytes(1, n_blocks);  // x nt >= a tile's bytes
+      const size_t need = static_cast<size_t>(a.n_tokens) * token_bytes_ + 64;
       if (buf_.size() < need) buf_.resize(need);
-      tiles_.assign(static_cast<size_t>(n_tokens_), TileX{});
+      tiles_.assign(static_cast<size_t>(a.n_tokens), TileX{});
+      const auto held = static_cast<int64_t>(buf_.capacity() + tiles_.capacity() * sizeof(TileX));
+      tile_cache_bytes().fetch_add(held - held_, std::memory_order_relaxed);
+      held_ = held;
     }
-    NT_CHECK(t >= 0 && t + nt <= n_tokens_);
     TileX& tile = tiles_[static_cast<size_t>(t)];
+    if (tile.nt != 0 && tile.nt != nt) {
+      // Another split of the same tokens (outputs planned with other token blocks): the tiles
+      // overlapping this one are stale once it is gathered. This rectangle's other tiles are
+      // disjoint from it, so what they point to stays as it is.
+      for (TileX& other : tiles_) other = TileX{};
+    }
     if (tile.nt == 0) {
       uint8_t* base = buf_.data() + (64 - reinterpret_cast<uintptr_t>(buf_.data()) % 64) % 64;
-      tile = gather_tile(xq, t, nt, n_blocks, with_g, base + static_cast<size_t>(t) * token_bytes_);
+      tile = gather_tile(*a.xq, t, nt, n_blocks, base + static_cast<size_t>(t) * token_bytes_);
     }
-    NT_CHECK(tile.nt == nt);
     return tile;
   }
-  size_t bytes() const { return buf_.capacity() + tiles_.capacity() * sizeof(TileX); }
 
  private:
-  uint64_t call_ = ~uint64_t{0};
-  int64_t n_tokens_ = 0, n_blocks_ = 0;
+  uint64_t x_call_ = 0;
+  int64_t n_blocks_ = 0;
   size_t token_bytes_ = 0;
+  int64_t held_ = 0;
   std::vector<uint8_t> buf_;
   std::vector<TileX> tiles_;  // by first token; nt == 0: not gathered yet
 };

@@ -70,7 +70,7 @@ void quantize_x(const float* x, int64_t ldx, int64_t n, int64_t n_tokens, int of
                 ThreadPool& pool);
 
 // Bytes of the calling thread's quantized activations that matmul_multi keeps between calls (sized
-// for the most tokens x columns one call has had).
+// for the most tokens x columns one call has had), plus every thread's row-lane token tiles.
 size_t matmul_scratch_bytes();
 
 // The AVX-512 version of one token's quantization in the Quad or Halves layout
