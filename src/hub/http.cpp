@@ -1,21 +1,15 @@
 // hub/http.cpp — libcurl easy-handle plumbing for HttpClient.
 #include "hub/http.h"
 
-#include <curl/curl.h>
+#include "hub/curl_api.h"
 
 #include <cctype>
 #include <cstring>
-#include <mutex>
 
 #include "core/strings.h"
 
 namespace nt::hub {
 namespace {
-
-void global_init() {
-  static std::once_flag once;
-  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-}
 
 std::string trim(std::string s) {
   while (!s.empty() && (s.back() == '\r' || s.back() == '\n' || s.back() == ' ' || s.back() == '\t')) s.pop_back();
@@ -34,6 +28,7 @@ struct Ctx {
   bool aborted = false;      // a callback asked to stop
   bool too_big = false;
   CURL* curl = nullptr;
+  const CurlApi* api = nullptr;
 };
 
 size_t on_header(char* buf, size_t size, size_t n, void* user) {
@@ -55,7 +50,7 @@ size_t on_header(char* buf, size_t size, size_t n, void* user) {
 bool start_body(Ctx* c) {
   c->started = true;
   long code = 0;
-  curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &code);
+  c->api->easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &code);
   c->resp->status = code;
   c->to_sink = c->sink && code >= 200 && code < 300;
   if (c->sink && c->sink->on_start && !c->sink->on_start(*c->resp)) {
@@ -95,10 +90,11 @@ enum class Kind { Get, Head, Stream };
 
 HttpResponse perform(const HttpOptions& o, const std::string& url, Kind kind, bool follow, uint64_t range_start,
                      const StreamSink* sink, size_t max_body) {
-  global_init();
   HttpResponse resp;
   resp.url = url;
-  CURL* curl = curl_easy_init();
+  const CurlApi* api = curl_api(&resp.transport_error);
+  if (!api) return resp;
+  CURL* curl = api->easy_init();
   if (!curl) {
     resp.transport_error = "could not initialise libcurl";
     return resp;
@@ -108,50 +104,51 @@ HttpResponse perform(const HttpOptions& o, const std::string& url, Kind kind, bo
   ctx.sink = sink;
   ctx.max_body = max_body;
   ctx.curl = curl;
+  ctx.api = api;
   char errbuf[CURL_ERROR_SIZE] = {0};
   curl_slist* hdrs = nullptr;
-  if (!o.token.empty()) hdrs = curl_slist_append(hdrs, ("Authorization: Bearer " + o.token).c_str());
-  std::string ua = std::string("nexttok/0.1.0; ") + curl_version();
-  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(curl, CURLOPT_USERAGENT, ua.c_str());
-  if (hdrs) curl_easy_setopt(curl, CURLOPT_HTTPHEADER, hdrs);
-  curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
-  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, follow ? 1L : 0L);
-  curl_easy_setopt(curl, CURLOPT_MAXREDIRS, 10L);
-  curl_easy_setopt(curl, CURLOPT_UNRESTRICTED_AUTH, 0L);  // no token to other hosts on redirect
-  curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, o.connect_timeout_s);
-  curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header);
-  curl_easy_setopt(curl, CURLOPT_HEADERDATA, &ctx);
-  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_write);
-  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &ctx);
-  if (kind == Kind::Head) curl_easy_setopt(curl, CURLOPT_NOBODY, 1L);
+  if (!o.token.empty()) hdrs = api->slist_append(hdrs, ("Authorization: Bearer " + o.token).c_str());
+  std::string ua = std::string("nexttok/0.1.0; ") + api->version();
+  api->easy_setopt(curl, CURLOPT_URL, url.c_str());
+  api->easy_setopt(curl, CURLOPT_USERAGENT, ua.c_str());
+  if (hdrs) api->easy_setopt(curl, CURLOPT_HTTPHEADER, hdrs);
+  api->easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
+  api->easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  api->easy_setopt(curl, CURLOPT_FOLLOWLOCATION, follow ? 1L : 0L);
+  api->easy_setopt(curl, CURLOPT_MAXREDIRS, 10L);
+  api->easy_setopt(curl, CURLOPT_UNRESTRICTED_AUTH, 0L);  // no token to other hosts on redirect
+  api->easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, o.connect_timeout_s);
+  api->easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header);
+  api->easy_setopt(curl, CURLOPT_HEADERDATA, &ctx);
+  api->easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_write);
+  api->easy_setopt(curl, CURLOPT_WRITEDATA, &ctx);
+  if (kind == Kind::Head) api->easy_setopt(curl, CURLOPT_NOBODY, 1L);
   if (kind == Kind::Stream) {
-    curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
-    curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, o.stall_timeout_s);
-    curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
-    curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, on_progress);
-    curl_easy_setopt(curl, CURLOPT_XFERINFODATA, &ctx);
+    api->easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
+    api->easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, o.stall_timeout_s);
+    api->easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
+    api->easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, on_progress);
+    api->easy_setopt(curl, CURLOPT_XFERINFODATA, &ctx);
   } else {
-    curl_easy_setopt(curl, CURLOPT_TIMEOUT, o.request_timeout_s);
+    api->easy_setopt(curl, CURLOPT_TIMEOUT, o.request_timeout_s);
     // API JSON may come compressed; HEAD must not ask for it (Content-Length is the file's size).
-    if (kind == Kind::Get) curl_easy_setopt(curl, CURLOPT_ACCEPT_ENCODING, "");
+    if (kind == Kind::Get) api->easy_setopt(curl, CURLOPT_ACCEPT_ENCODING, "");
   }
   std::string range;
   if (range_start > 0) {
     range = std::to_string(range_start) + "-";
-    curl_easy_setopt(curl, CURLOPT_RANGE, range.c_str());
+    api->easy_setopt(curl, CURLOPT_RANGE, range.c_str());
   }
-  CURLcode rc = curl_easy_perform(curl);
+  CURLcode rc = api->easy_perform(curl);
   long code = 0;
-  curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &code);
+  api->easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &code);
   if (code) resp.status = code;
   char* eff = nullptr;
-  if (curl_easy_getinfo(curl, CURLINFO_EFFECTIVE_URL, &eff) == CURLE_OK && eff) resp.effective_url = eff;
+  if (api->easy_getinfo(curl, CURLINFO_EFFECTIVE_URL, &eff) == CURLE_OK && eff) resp.effective_url = eff;
   // A 2xx stream with an empty body never reached on_write: tell the sink now.
   if (rc == CURLE_OK && !ctx.started && kind == Kind::Stream) start_body(&ctx);
   if (rc != CURLE_OK && !ctx.aborted) {
-    std::string detail = errbuf[0] ? errbuf : curl_easy_strerror(rc);
+    std::string detail = errbuf[0] ? errbuf : api->easy_strerror(rc);
     if (ctx.too_big) {
       resp.transport_error = "response from " + url + " is larger than expected";
     } else if (rc == CURLE_PARTIAL_FILE || rc == CURLE_RECV_ERROR || rc == CURLE_OPERATION_TIMEDOUT ||
@@ -168,8 +165,8 @@ HttpResponse perform(const HttpOptions& o, const std::string& url, Kind kind, bo
   } else if (ctx.aborted) {
     resp.transport_error = "aborted";
   }
-  curl_slist_free_all(hdrs);
-  curl_easy_cleanup(curl);
+  api->slist_free_all(hdrs);
+  api->easy_cleanup(curl);
   return resp;
 }
 
