@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 
 #include <mutex>
+#include <type_traits>
 
 namespace nt::hub {
 
