@@ -405,11 +405,11 @@ void rect(const MatArgs& a, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
   // per quantized activation set on this thread (rl_tile_avx512.h).
   constexpr bool kMin = T::kMin > 0;
   thread_local TileCache tile_cache;
-  thread_local std::vector<const TileX*> tiles;
+  thread_local std::vector<TileX> tiles;  // copies: a later get() may reset the cache's entries
   tiles.clear();
   for (int64_t t = t0; t < t1;) {
     const int nt = t1 - t >= 8 ? 8 : t1 - t >= 4 ? 4 : t1 - t >= 2 ? 2 : 1;
-    tiles.push_back(&tile_cache.get(a, t, nt, n_blocks));
+    tiles.push_back(tile_cache.get(a, t, nt, n_blocks));
     t += nt;
   }
   // Lane groups two at a time (one broadcast feeds both), a tile's tokens 8 at a time (more
@@ -425,8 +425,7 @@ void rect(const MatArgs& a, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
       y[g] = a.y + t0 * a.ldy + rg;
       keep[g] = static_cast<__mmask16>((1u << nr) - 1);
     }
-    for (const TileX* tp : tiles) {
-      const TileX& tile = *tp;
+    for (const TileX& tile : tiles) {
       int t = 0;
       for (; t + kTileMaxTokens <= tile.nt; t += kTileMaxTokens) packed_tile<kMin, G, kTileMaxTokens>(pk, tile, t, y, a.ldy, keep);
       if (t + 4 <= tile.nt) { packed_tile<kMin, G, 4>(pk, tile, t, y, a.ldy, keep); t += 4; }

@@ -95,7 +95,7 @@ class TileCache {
     if (tile.nt != 0 && tile.nt != nt) {
       // Another split of the same tokens (outputs planned with other token blocks): the tiles
       // overlapping this one are stale once it is gathered. This rectangle's other tiles are
-      // disjoint from it, so what they point to stays as it is.
+      // disjoint from it, so the bytes its copies of them point to stay as they are.
       for (TileX& other : tiles_) other = TileX{};
     }
     if (tile.nt == 0) {
