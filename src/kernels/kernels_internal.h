@@ -4,8 +4,8 @@
 // instantiations could be picked by the linker for portable code).
 #pragma once
 
-#include <cstddef>
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 
 #include "kernels/kernels.h"

@@ -1,7 +1,7 @@
 // kernels/rl_tile_avx512.h — the several-token product of the row-lane kernels (matmul_rl_avx512.cpp):
-// a packed lane group of 16 rows (pack_group there) times a tile of NT tokens. The tile's
-// activations are first gathered block by block (TileX), so that every broadcast of the product
-// reads memory at an immediate offset from one running pointer.
+// one or two packed lane groups of 16 rows (pack_group there) times up to 8 tokens of a tile. The
+// tile's activations are first gathered block by block (TileX), so that every broadcast of the
+// product reads memory at an immediate offset from one running pointer.
 // Must not know: weight formats (the packed group is format-free).
 #pragma once
 
@@ -13,7 +13,6 @@
 
 #include "core/check.h"
 #include "kernels/kernels_internal.h"
-
 #include "kernels/rl_parts_avx512.h"
 #include "kernels/xquant.h"
 
@@ -34,14 +33,13 @@ struct TileX {
   const float* gg = nullptr;
 };
 
-// Bytes of a tile of nt tokens (a multiple of 64).
-inline size_t tile_bytes(int nt, int64_t n_blocks) {
-  return (static_cast<size_t>(n_blocks) * static_cast<size_t>(nt) * (32 + 12) + 63) / 64 * 64;
+// Bytes a tile takes per token (a multiple of 64): a tile of nt tokens fits in nt times this.
+inline size_t tile_token_bytes(int64_t n_blocks) {
+  return (static_cast<size_t>(n_blocks) * (32 + 12) + 63) / 64 * 64;
 }
-// (nt x tile_bytes(1, .) >= tile_bytes(nt, .): a tile fits where its tokens' single rows would.)
 
 // Gathers tokens [t0, t0 + nt) of xq (n_blocks <= its blocks) into dst (64-byte aligned,
-// tile_bytes(nt, n_blocks)).
+// nt x tile_token_bytes(n_blocks)).
 inline TileX gather_tile(const XQuant& xq, int64_t t0, int nt, int64_t n_blocks, uint8_t* dst) {
   const size_t words = static_cast<size_t>(n_blocks) * static_cast<size_t>(nt);
   uint8_t* xw = dst;
@@ -83,7 +81,7 @@ class TileCache {
     if (a.x_call != x_call_ || n_blocks != n_blocks_) {
       x_call_ = a.x_call;
       n_blocks_ = n_blocks;
-      token_bytes_ = tile_bytes(1, n_blocks);  // x nt >= a tile's bytes
+      token_bytes_ = tile_token_bytes(n_blocks);
       const size_t need = static_cast<size_t>(a.n_tokens) * token_bytes_ + 64;
       if (buf_.size() < need) buf_.resize(need);
       tiles_.assign(static_cast<size_t>(a.n_tokens), TileX{});
